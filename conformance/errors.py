@@ -1,0 +1,58 @@
+"""Exceptions, split by who is at fault.
+
+::
+
+    SuiteError                      base of everything this package raises on purpose
+    ├── HarnessError                the suite could not produce a verdict ("errored")
+    │   ├── UsageError              bad command-line input                     exit 2
+    │   ├── VectorError             a vector file is unreadable or invalid     exit 2
+    │   ├── InfrastructureError     Redis could not be started or reached      exit 3
+    │   └── CandidateError          the candidate crashed or broke protocol    errored
+    └── NonConformance              the candidate ran, and its state is wrong  failed
+
+Only `NonConformance` ever turns into a "failed" outcome. Everything else is the harness or the
+candidate breaking, which is reported as errored (or aborts the run with its own exit code).
+"""
+
+from __future__ import annotations
+
+
+class SuiteError(Exception):
+    """Base class for errors raised by the conformance suite."""
+
+
+class HarnessError(SuiteError):
+    """The suite could not produce a verdict."""
+
+
+class UsageError(HarnessError):
+    """Bad command-line input."""
+
+
+class VectorError(HarnessError):
+    """A vector file is unreadable, fails the schema, or is inconsistent.
+
+    `where` is `file[:line]` and `vector_id` the id of the offending vector, when known.
+    """
+
+    def __init__(self, message: str, where: str | None = None, vector_id: str | None = None):
+        self.where = where
+        self.vector_id = vector_id
+        parts = [p for p in (where, vector_id) if p]
+        super().__init__(f"{': '.join(parts)}: {message}" if parts else message)
+
+
+class InfrastructureError(HarnessError):
+    """Redis could not be started, reached, or died during the run."""
+
+
+class CandidateError(HarnessError):
+    """The candidate crashed, is missing a script, or broke the adapter protocol."""
+
+
+class NonConformance(SuiteError):
+    """The candidate's Redis state or return values differ from the vector."""
+
+    def __init__(self, message: str, diff: list[str]):
+        self.diff = diff
+        super().__init__(message)

@@ -1,0 +1,129 @@
+"""Run one vector against a candidate on a live Redis and judge the result.
+
+Per vector: a fresh run-unique queue, seed `given`, apply `when` through the candidate, snapshot
+every key of the queue, compare with `expect`, and delete the queue's keys.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import redis
+
+from conformance import compare, snapshot
+from conformance.candidate import Candidate, QueueRef
+from conformance.errors import CandidateError, InfrastructureError
+from conformance.vectors import Vector
+from reference_impl.form import kind_of, score_from_form, string_parts
+from reference_impl.generate import QUEUE_PLACEHOLDER
+from reference_impl.keys import KeyProfile
+from reference_impl.ops import OP_NAMES
+
+Outcome = Literal["passed", "failed", "errored", "skipped"]
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one vector, with a one-line message and the state diff if it failed."""
+
+    vector: Vector
+    outcome: Outcome
+    message: str = ""
+    diff: tuple[str, ...] = field(default=())
+
+
+class QueueNames:
+    """Run-unique, fixed-width queue names, so no name is a substring of another."""
+
+    def __init__(self, run_id: str | None = None) -> None:
+        self.run_id = run_id or secrets.token_hex(4)
+        self._counter = itertools.count(1)
+
+    def next(self) -> str:
+        """A fresh queue name."""
+        return f"bmqc-{self.run_id}-{next(self._counter):06d}"
+
+
+def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any]) -> None:
+    """Write a vector's `given` keys."""
+    pipe = client.pipeline(transaction=False)
+    for suffix, entry in given.items():
+        key = queue.key(suffix)
+        kind = kind_of(entry)
+        body = entry[kind]
+        if kind == "string":
+            value, pttl = string_parts(body)
+            pipe.set(key, value, px=pttl)
+        elif kind == "list":
+            pipe.rpush(key, *body)
+        elif kind == "zset":
+            pipe.zadd(key, {m: float(score_from_form(s)) for m, s in body.items()})
+        elif kind == "hash":
+            pipe.hset(key, mapping={k: seed_value(v) for k, v in body.items()})
+        elif kind == "stream":
+            for fields in body:
+                pipe.xadd(key, dict(zip(fields[::2], fields[1::2], strict=True)))
+    pipe.execute()
+
+
+def seed_value(value: Any) -> str:
+    """A seeded hash value: plain strings as they are, `{json: X}` as compact JSON."""
+    if isinstance(value, dict):
+        return json.dumps(value["json"], separators=(",", ":"))
+    return str(value)
+
+
+def run_vector(
+    vector: Vector,
+    candidate: Candidate,
+    client: redis.Redis,
+    profile: KeyProfile,
+    names: QueueNames,
+) -> Verdict:
+    """Run one vector. Redis outages raise InfrastructureError; nothing else escapes."""
+    if vector.profile is not None and vector.profile != profile.name:
+        return Verdict(vector, "skipped", f"vector is for profile {vector.profile}")
+    queue = QueueRef(profile, names.next())
+    try:
+        try:
+            seed(client, queue, dict(vector.given))
+            results = []
+            for op in vector.when:
+                try:
+                    results.append(candidate.apply(client, queue, op))
+                except CandidateError as exc:
+                    return Verdict(vector, "errored", f"candidate error in {_op_name(op)}: {exc}")
+            snap = snapshot.take(client, queue)
+        finally:
+            snapshot.delete_queue(client, queue)
+    except REDIS_DOWN as exc:
+        raise InfrastructureError(f"Redis connection lost: {exc}") from None
+    except redis.RedisError as exc:
+        return Verdict(vector, "errored", f"Redis rejected a command: {exc}")
+    diff = judge(vector, results, snap, queue)
+    if diff:
+        return Verdict(vector, "failed", f"{len(diff)} difference(s) in Redis state",
+                       tuple(diff))
+    return Verdict(vector, "passed")
+
+
+def _op_name(op: object) -> str:
+    return next(k for k, v in OP_NAMES.items() if isinstance(op, v))
+
+
+def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
+          queue: QueueRef) -> list[str]:
+    """Every difference between what the vector expects and what the candidate did."""
+    diff = compare.compare_returns(vector.returns, results, [_op_name(op) for op in vector.when])
+    diff += compare.compare_keys(vector.keys, snap.keys)
+    diff += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
+    if vector.key_names is not None:
+        actual = [queue.key(s) for s in snap.keys] + list(snap.stray)
+        wanted = [k.replace(QUEUE_PLACEHOLDER, queue.name) for k in vector.key_names]
+        diff += compare.compare_key_names(wanted, actual)
+    return diff

@@ -1,0 +1,165 @@
+"""`scripts:DIR`: drive a directory of BullMQ-convention Lua scripts through redis-py.
+
+Scripts are found by name and key count (`<name>-<numkeys>.lua`) and loaded with
+`register_script`, which caches the SHA and reloads on NOSCRIPT. Includes are resolved when
+present; inlined files (as the PyPI package ships them) load as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import redis
+from redis.commands.core import Script
+
+from conformance.candidate import QueueRef
+from conformance.errors import CandidateError
+from conformance.lua_includes import resolve
+from reference_impl.ops import (
+    Add,
+    ChangeDelay,
+    ChangePriority,
+    MoveToActive,
+    Op,
+    Promote,
+    Result,
+    fetched,
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A script's file name and the queue key suffixes it takes as KEYS, in order."""
+
+    name: str
+    keys: tuple[str, ...]
+
+    @property
+    def file_name(self) -> str:
+        """`<name>-<numkeys>.lua`."""
+        return f"{self.name}-{len(self.keys)}.lua"
+
+
+#: BullMQ 6.x KEYS layouts (PROTOCOL.md §7.2, §7.3).
+LAYOUTS: dict[str, Layout] = {
+    layout.name: layout
+    for layout in (
+        Layout("addStandardJob", ("wait", "paused", "meta", "id", "completed", "delayed",
+                                  "active", "events", "marker")),
+        Layout("addDelayedJob", ("marker", "meta", "id", "delayed", "completed", "events")),
+        Layout("addPrioritizedJob", ("marker", "meta", "id", "prioritized", "delayed",
+                                     "completed", "active", "events", "pc")),
+        Layout("moveToActive", ("wait", "active", "prioritized", "events", "stalled", "limiter",
+                                "delayed", "paused", "meta", "pc", "marker")),
+        Layout("promote", ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc",
+                           "events", "marker")),
+        Layout("changeDelay", ("delayed", "meta", "marker", "events")),
+        Layout("changePriority", ("wait", "paused", "meta", "prioritized", "active", "pc",
+                                  "marker")),
+    )
+}
+_ADD_SCRIPT = {"standard": "addStandardJob", "delayed": "addDelayedJob",
+               "prioritized": "addPrioritizedJob"}
+
+
+def _pack(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)
+
+
+class ScriptsCandidate:
+    """A directory of BullMQ-convention scripts (ours in `lua/`, or an official release's)."""
+
+    def __init__(self, directory: Path, label: str | None = None) -> None:
+        self.directory = directory
+        self._label = label or f"scripts:{directory}"
+        self._texts: dict[str, str] = {}
+        self._scripts: dict[tuple[int, str], Script] = {}
+
+    @property
+    def name(self) -> str:
+        """Label used in reports."""
+        return self._label
+
+    @property
+    def version(self) -> str:
+        """The directory, and how many of the needed scripts it holds."""
+        found = sum((self.directory / lay.file_name).is_file() for lay in LAYOUTS.values())
+        return f"{self.directory} ({found}/{len(LAYOUTS)} scripts)"
+
+    def _text(self, layout: Layout) -> str:
+        if layout.name not in self._texts:
+            path = self.directory / layout.file_name
+            if not path.is_file():
+                others = sorted(p.name for p in self.directory.glob(f"{layout.name}-*.lua"))
+                hint = f"; found {', '.join(others)}, but 6.x takes {len(layout.keys)} KEYS" \
+                    if others else ""
+                raise CandidateError(f"missing script {layout.file_name} in {self.directory}"
+                                     f"{hint}")
+            self._texts[layout.name] = resolve(path)
+        return self._texts[layout.name]
+
+    def _call(self, client: redis.Redis, queue: QueueRef, name: str, args: list[Any]) -> Any:
+        layout = LAYOUTS[name]
+        cache_key = (id(client), name)
+        script = self._scripts.get(cache_key)
+        if script is None:
+            script = client.register_script(self._text(layout))
+            self._scripts[cache_key] = script
+        keys = [queue.key(suffix) for suffix in layout.keys]
+        try:
+            return script(keys=keys, args=args, client=client)
+        except redis.ResponseError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise CandidateError(f"{layout.file_name} raised: {first}") from None
+
+    def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
+        """Run the script(s) for one op and normalize the reply."""
+        handler: Callable[[redis.Redis, QueueRef, Any], Result] = {
+            Add: self._add,
+            MoveToActive: self._move_to_active,
+            Promote: self._promote,
+            ChangeDelay: self._change_delay,
+            ChangePriority: self._change_priority,
+        }[type(op)]
+        return handler(client, queue, op)
+
+    def _add(self, client: redis.Redis, queue: QueueRef, op: Add) -> Result:
+        packed = [queue.base, op.job_id or "", op.name, op.timestamp, None, None, None, None,
+                  None]
+        args = [_pack(packed), json.dumps(op.data, separators=(",", ":")), _pack(dict(op.opts))]
+        reply = _as_result(self._call(client, queue, _ADD_SCRIPT[op.route()], args))
+        # Auto ids come back as Lua numbers; error codes are negative.
+        return reply if isinstance(reply, int) and reply < 0 else str(reply)
+
+    def _move_to_active(self, client: redis.Redis, queue: QueueRef, op: MoveToActive) -> Result:
+        opts = {"token": op.token, "lockDuration": op.lock_duration}
+        reply = self._call(client, queue, "moveToActive", [queue.base, op.now, _pack(opts)])
+        if not isinstance(reply, list) or len(reply) != 4:
+            raise CandidateError(f"moveToActive returned {reply!r}, expected a 4-element array")
+        _, job, ttl, next_ms = reply
+        job_id = None if job in (0, "0", None) else str(job)
+        return fetched(job_id, int(ttl), int(next_ms))
+
+    def _promote(self, client: redis.Redis, queue: QueueRef, op: Promote) -> Result:
+        return _as_result(self._call(client, queue, "promote", [queue.base, op.job_id]))
+
+    def _change_delay(self, client: redis.Redis, queue: QueueRef, op: ChangeDelay) -> Result:
+        args = [op.delay, str(op.now), op.job_id, queue.key(op.job_id)]
+        return _as_result(self._call(client, queue, "changeDelay", args))
+
+    def _change_priority(self, client: redis.Redis, queue: QueueRef, op: ChangePriority) -> Result:
+        args = [op.priority, queue.base, op.job_id, "1" if op.lifo else "0"]
+        return _as_result(self._call(client, queue, "changePriority", args))
+
+
+def _as_result(reply: Any) -> Result:
+    if isinstance(reply, bool) or not isinstance(reply, int | str | bytes):
+        raise CandidateError(f"unexpected script reply {reply!r}")
+    if isinstance(reply, bytes):
+        return reply.decode()
+    return reply

@@ -1,0 +1,102 @@
+"""Read every key of one queue from Redis into the vector form (raw, uncompared)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from conformance.candidate import QueueRef
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What Redis holds for a queue: keys under BASE by suffix, and stray keys elsewhere.
+
+    Zset scores are kept as the strings Redis sent, so nothing is rounded before comparing.
+    """
+
+    keys: dict[str, dict[str, Any]]
+    stray: tuple[str, ...]
+
+
+def glob_escape(text: str) -> str:
+    """Escape Redis glob metacharacters so `text` matches literally in SCAN MATCH."""
+    return re.sub(r"([\\*?\[\]])", r"\\\1", text)
+
+
+def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
+    """Every key whose name contains the (run-unique) queue name."""
+    pattern = f"*{glob_escape(queue.name)}*"
+    return sorted(set(client.scan_iter(match=pattern, count=1000)))
+
+
+def take(client: redis.Redis, queue: QueueRef) -> Snapshot:
+    """Snapshot a queue in two round trips (TYPE of every key, then its content)."""
+    names = queue_keys(client, queue)
+    base = queue.base
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.type(name)
+    types = pipe.execute()
+    pipe = client.pipeline(transaction=False)
+    readers: list[tuple[str, str]] = []
+    for name, kind in zip(names, types, strict=True):
+        readers.append((name, kind))
+        if kind == "string":
+            pipe.get(name)
+            pipe.pttl(name)
+        elif kind == "list":
+            pipe.lrange(name, 0, -1)
+        elif kind == "zset":
+            pipe.zrange(name, 0, -1, withscores=True, score_cast_func=_raw_score)
+        elif kind == "hash":
+            pipe.hgetall(name)
+        elif kind == "stream":
+            pipe.xrange(name)
+        elif kind == "set":
+            pipe.smembers(name)
+    replies = iter(pipe.execute())
+    keys: dict[str, dict[str, Any]] = {}
+    stray: list[str] = []
+    for name, kind in readers:
+        if kind == "string":
+            value, pttl = next(replies), next(replies)
+            entry: dict[str, Any] = {"string": value}
+            if pttl >= 0:
+                entry = {"string": {"value": value, "pttl": pttl}}
+        elif kind == "list":
+            entry = {"list": next(replies)}
+        elif kind == "zset":
+            entry = {"zset": [[m, s] for m, s in next(replies)]}
+        elif kind == "hash":
+            entry = {"hash": next(replies)}
+        elif kind == "stream":
+            entry = {"stream": [[x for kv in fields.items() for x in kv]
+                                for _, fields in next(replies)]}
+        elif kind == "set":
+            entry = {"set": sorted(next(replies))}
+        elif kind == "none":
+            continue  # expired or deleted between SCAN and TYPE
+        else:
+            entry = {kind: None}
+        if name.startswith(base):
+            keys[name[len(base):]] = entry
+        else:
+            stray.append(name)
+    return Snapshot(keys, tuple(stray))
+
+
+def delete_queue(client: redis.Redis, queue: QueueRef) -> int:
+    """Remove every key of a queue (ours only: the name is run-unique). Returns the count."""
+    names = queue_keys(client, queue)
+    if names:
+        client.unlink(*names)
+    return len(names)
+
+
+def _raw_score(raw: bytes | str) -> str:
+    """Keep a score exactly as Redis formatted it (redis-py hands the callback bytes)."""
+    return raw.decode() if isinstance(raw, bytes) else raw

@@ -1,0 +1,73 @@
+--[[
+  Add a job to the delayed zset.
+
+  Input:
+    KEYS[1] marker
+    KEYS[2] meta
+    KEYS[3] id           (job id counter)
+    KEYS[4] delayed
+    KEYS[5] completed
+    KEYS[6] events stream
+
+    ARGV[1] msgpack array:
+            [1] BASE ("<prefix>:<queue>:")
+            [2] custom job id, or "" for an auto id
+            [3] job name
+            [4] timestamp T (ms)
+            [5] parent job key, or nil
+            [6] parent dependencies key, or nil
+            [7] parent {id, queueKey}, or nil
+            [8] repeat job key, or nil
+            [9] deduplication key, or nil (ignored: see below)
+    ARGV[2] job data, a JSON string stored verbatim
+    ARGV[3] msgpack opts map (reads delay and, for the hash, priority, de)
+
+  Output:
+    jobId       the new job's id (string)
+    existing id a job with this custom id already exists ('duplicated' event)
+    -5          the parent job does not exist
+    -7          the existing job belongs to another, still existing parent
+
+  Writes: INCR id; meta opts.maxLenEvents default; job hash + 'added';
+  ZADD delayed with the band-bumped score of F = T + delay (delay > 0
+  only); trimmed 'delayed' event whose delay field is F; marker "1" set to
+  the new head / 0x1000 (no paused check); SADD into the parent's
+  dependencies.
+
+  Not implemented: deduplication (opts.de / ARGV[1][9]), including the
+  npm-only reschedule of a delayed duplicate; only the deid field is
+  stored. The npm-only packed arg [10] is ignored.
+]]
+local rcall = redis.call
+local markerKey = KEYS[1]
+local metaKey = KEYS[2]
+local idKey = KEYS[3]
+local delayedKey = KEYS[4]
+local completedKey = KEYS[5]
+local eventsKey = KEYS[6]
+
+local args = cmsgpack.unpack(ARGV[1])
+local data = ARGV[2]
+local opts = cmsgpack.unpack(ARGV[3])
+
+--- @include "includes/beginJobAdd"
+--- @include "includes/storeJob"
+--- @include "includes/getDelayedScore"
+--- @include "includes/addDelayMarkerIfNeeded"
+
+local job, earlyReply = beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
+if not job then
+  return earlyReply
+end
+
+local timestamp = args[4]
+local delay = storeJob(eventsKey, job, args[3], data, opts, timestamp)
+
+local score, fireAt = getDelayedScore(delayedKey, timestamp, tonumber(delay))
+rcall("ZADD", delayedKey, score, job.id)
+rcall("XADD", eventsKey, "MAXLEN", "~", job.maxEvents, "*",
+  "event", "delayed", "jobId", job.id, "delay", fireAt)
+addDelayMarkerIfNeeded(markerKey, delayedKey)
+
+finishJobAdd(job)
+return job.id

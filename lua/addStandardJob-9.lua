@@ -1,0 +1,75 @@
+--[[
+  Add a job that is ready now (no delay, no priority) to the wait list.
+
+  Input:
+    KEYS[1] wait
+    KEYS[2] paused       (legacy; passed but never written)
+    KEYS[3] meta
+    KEYS[4] id           (job id counter)
+    KEYS[5] completed
+    KEYS[6] delayed      (unused here)
+    KEYS[7] active
+    KEYS[8] events stream
+    KEYS[9] marker
+
+    ARGV[1] msgpack array:
+            [1] BASE ("<prefix>:<queue>:")
+            [2] custom job id, or "" for an auto id
+            [3] job name
+            [4] timestamp (ms)
+            [5] parent job key, or nil
+            [6] parent dependencies key, or nil
+            [7] parent {id, queueKey}, or nil
+            [8] repeat job key, or nil
+            [9] deduplication key, or nil (ignored: see below)
+    ARGV[2] job data, a JSON string stored verbatim
+    ARGV[3] msgpack opts map (reads lifo and, for the hash, delay, priority, de)
+
+  Output:
+    jobId       the new job's id (string)
+    existing id a job with this custom id already exists ('duplicated' event)
+    -5          the parent job does not exist
+    -7          the existing job belongs to another, still existing parent
+
+  Writes: INCR id; meta opts.maxLenEvents default; job hash + 'added';
+  LPUSH wait (lifo: RPUSH); marker "0" unless paused or maxed; trimmed
+  'waiting' event; SADD into the parent's dependencies.
+
+  Not implemented: deduplication (opts.de / ARGV[1][9]); only the deid
+  field is stored. The npm-only packed arg [10] is ignored.
+]]
+local rcall = redis.call
+local waitKey = KEYS[1]
+local metaKey = KEYS[3]
+local idKey = KEYS[4]
+local completedKey = KEYS[5]
+local activeKey = KEYS[7]
+local eventsKey = KEYS[8]
+local markerKey = KEYS[9]
+
+local args = cmsgpack.unpack(ARGV[1])
+local data = ARGV[2]
+local opts = cmsgpack.unpack(ARGV[3])
+
+--- @include "includes/beginJobAdd"
+--- @include "includes/storeJob"
+--- @include "includes/isQueuePausedOrMaxed"
+--- @include "includes/addReadyJob"
+
+local job, earlyReply = beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
+if not job then
+  return earlyReply
+end
+
+storeJob(eventsKey, job, args[3], data, opts, args[4])
+
+local pushCmd = "LPUSH"
+if opts["lifo"] then
+  pushCmd = "RPUSH"
+end
+addReadyJob(waitKey, markerKey, pushCmd, job.id, isQueuePausedOrMaxed(metaKey, activeKey))
+rcall("XADD", eventsKey, "MAXLEN", "~", job.maxEvents, "*",
+  "event", "waiting", "jobId", job.id)
+
+finishJobAdd(job)
+return job.id

@@ -1,0 +1,17 @@
+"""Pure Python model of the BullMQ 6.x Redis protocol (delayed, priority, promotion, markers).
+
+The model holds exact integers and never talks to Redis. It is the oracle from which the YAML
+vectors are generated; `conformance` compares real Redis state against what it predicts.
+
+Public API::
+
+    KeyProfile, PROFILES          key naming (bullmq, echomq, custom prefix)
+    scores                        delayed/priority score formulas
+    QueueModel                    an in-memory queue that applies ops like the Lua scripts
+"""
+
+from reference_impl.keys import PROFILES, KeyProfile
+from reference_impl.model import QueueModel
+
+__all__ = ["PROFILES", "KeyProfile", "QueueModel"]
+__version__ = "0.1.0"

@@ -1,0 +1,240 @@
+"""QueueModel: applies ops to an in-memory `Store` exactly as the BullMQ 6.x scripts would."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reference_impl import scores
+from reference_impl.ops import (
+    Add,
+    ChangeDelay,
+    ChangePriority,
+    MoveResult,
+    MoveToActive,
+    Op,
+    Promote,
+    Result,
+    fetched,
+)
+from reference_impl.store import JsonText, Store
+
+#: Events cap written to meta by the first add (`opts.maxLenEvents`).
+DEFAULT_MAX_EVENTS = 10000
+#: Return codes (Node `ErrorCode`).
+JOB_NOT_EXIST = -1
+JOB_NOT_IN_STATE = -3
+
+
+def lua_int_text(value: int) -> str:
+    """How Redis renders a Lua number passed to a command (integral doubles print as ints)."""
+    return str(scores.lua_number(value))
+
+
+class QueueModel:
+    """One queue's keys, and the protocol's ops on them.
+
+    The store is addressed by key suffix (`wait`, `delayed`, a job id, `<id>:lock`...), so the
+    model is independent of the key profile.
+    """
+
+    def __init__(self, store: Store | None = None) -> None:
+        self.store = store or Store()
+
+    # --- shared pieces -------------------------------------------------------------------
+    def _paused_or_maxed(self) -> bool:
+        if self.store.hget("meta", "paused") is not None:
+            return True
+        concurrency = self.store.hget("meta", "concurrency")
+        if isinstance(concurrency, str):
+            return self.store.llen("active") >= int(concurrency)
+        return False
+
+    def _max_events(self) -> None:
+        if self.store.hget("meta", "opts.maxLenEvents") is None:
+            self.store.hset("meta", "opts.maxLenEvents", str(DEFAULT_MAX_EVENTS))
+
+    def _event(self, *fields: str) -> None:
+        self.store.xadd("events", *fields)
+        if len(self.store.keys["events"].entries) > DEFAULT_MAX_EVENTS:  # type: ignore[union-attr]
+            raise NotImplementedError("the model does not predict approximate MAXLEN trimming")
+
+    def _base_marker(self, paused_or_maxed: bool) -> None:
+        if not paused_or_maxed:
+            self.store.zadd("marker", 0, "0")
+
+    def _delay_marker(self) -> None:
+        head = self.store.zrange("delayed")
+        if head:
+            self.store.zadd("marker", scores.next_wake(int(head[0][1])), "1")
+
+    def _prioritize(self, job_id: str, priority: int, paused_or_maxed: bool) -> None:
+        counter = self.store.incr("pc")
+        self.store.zadd("prioritized", scores.priority_score(priority, counter), job_id)
+        self._base_marker(paused_or_maxed)
+
+    def _insert_delayed(self, job_id: str, timestamp: int, delay: int) -> int:
+        """Score and ZADD a delayed job; returns the fire time for the event."""
+        placed = scores.delayed_score(self.store.zscores("delayed"), timestamp, delay)
+        self.store.zadd("delayed", placed.score, job_id)
+        return placed.fire
+
+    def _priority_of(self, job_id: str) -> int:
+        raw = self.store.hget(job_id, "priority")
+        return int(raw) if isinstance(raw, str) else 0
+
+    # --- ops ------------------------------------------------------------------------------
+    def apply(self, op: Op) -> Result:
+        """Apply one op and return its normalized result."""
+        match op:
+            case Add():
+                return self.add(op)
+            case MoveToActive():
+                return self.move_to_active(op)
+            case Promote():
+                return self.promote(op)
+            case ChangeDelay():
+                return self.change_delay(op)
+            case ChangePriority():
+                return self.change_priority(op)
+        raise TypeError(f"unknown op {op!r}")
+
+    def add(self, op: Add) -> str:
+        """addStandardJob / addDelayedJob / addPrioritizedJob, routed like the Node client."""
+        counter = self.store.incr("id")
+        job_id = op.job_id if op.job_id else str(counter)
+        self._max_events()
+        if op.job_id and self.store.exists(job_id):
+            self._event("event", "duplicated", "jobId", job_id)
+            return job_id
+        delay = int(op.opts.get("delay", 0) or 0)
+        priority = int(op.opts.get("priority", 0) or 0)
+        job = {
+            "name": op.name,
+            "data": JsonText(op.data),
+            "opts": JsonText(dict(op.opts)),
+            "timestamp": lua_int_text(op.timestamp),
+            "delay": str(delay),
+            "priority": str(priority),
+        }
+        for name, value in job.items():
+            self.store.hset(job_id, name, value)
+        self._event("event", "added", "jobId", job_id, "name", op.name)
+        route = op.route()
+        if route == "delayed":
+            fire = self._insert_delayed(job_id, op.timestamp, delay)
+            self._event("event", "delayed", "jobId", job_id, "delay", lua_int_text(fire))
+            self._delay_marker()
+        elif route == "prioritized":
+            self._prioritize(job_id, priority, self._paused_or_maxed())
+            self._event("event", "waiting", "jobId", job_id)
+        else:
+            paused_or_maxed = self._paused_or_maxed()
+            if op.opts.get("lifo"):
+                self.store.rpush("wait", job_id)
+            else:
+                self.store.lpush("wait", job_id)
+            self._base_marker(paused_or_maxed)
+            self._event("event", "waiting", "jobId", job_id)
+        return job_id
+
+    def promote_due(self, now: int, paused_or_maxed: bool) -> list[str]:
+        """The sweep: move up to 1000 jobs due at `now` (whole band of `now`) out of delayed."""
+        bound = scores.promote_bound(now)
+        due = [m for m, s in self.store.zrange("delayed") if 0 <= s <= bound]
+        due = due[: scores.PROMOTE_BATCH]
+        for job_id in due:
+            self.store.zrem("delayed", job_id)
+        for job_id in due:
+            priority = self._priority_of(job_id)
+            if priority == 0:
+                self.store.lpush("wait", job_id)
+            else:
+                counter = self.store.incr("pc")
+                score = scores.priority_score(priority, counter)
+                self.store.zadd("prioritized", score, job_id)
+            self._event("event", "waiting", "jobId", job_id, "prev", "delayed")
+            self.store.hset(job_id, "delay", "0")
+        if due:
+            self._base_marker(paused_or_maxed)
+        return due
+
+    def move_to_active(self, op: MoveToActive) -> MoveResult:
+        """moveToActive: sweep, then wait before prioritized, then activate."""
+        paused_or_maxed = self._paused_or_maxed()
+        self.promote_due(op.now, paused_or_maxed)
+        if paused_or_maxed:
+            return fetched(None)
+        job_id = self.store.rpop("wait")
+        if job_id is not None:
+            self.store.lpush("active", job_id)
+        else:
+            job_id = self.store.zpopmin("prioritized")
+            if job_id is None:
+                self.store.delete("pc")
+            else:
+                self.store.lpush("active", job_id)
+        if job_id is None:
+            head = self.store.zrange("delayed")
+            return fetched(None, 0, scores.next_wake_reply(int(head[0][1])) if head else 0)
+        if op.token != "0":
+            self.store.set(f"{job_id}:lock", op.token, pttl=op.lock_duration)
+        self._event("event", "active", "jobId", job_id, "prev", "waiting")
+        self.store.hset(job_id, "processedOn", lua_int_text(op.now))
+        self.store.hincrby(job_id, "ats", 1)
+        self._base_marker(False)
+        return fetched(job_id)
+
+    def promote(self, op: Promote) -> int:
+        """promote-9: one delayed job to wait/prioritized, or -3 when it is not delayed."""
+        if not self.store.zrem("delayed", op.job_id):
+            return JOB_NOT_IN_STATE
+        priority = self._priority_of(op.job_id)
+        paused_or_maxed = self._paused_or_maxed()
+        if priority == 0:
+            self.store.lpush("wait", op.job_id)
+            self._base_marker(paused_or_maxed)
+        else:
+            self._prioritize(op.job_id, priority, paused_or_maxed)
+        self._event("event", "waiting", "jobId", op.job_id, "prev", "delayed")
+        self.store.hset(op.job_id, "delay", "0")
+        return 0
+
+    def change_delay(self, op: ChangeDelay) -> int:
+        """changeDelay-4: re-score from (now, delay), computed before the job leaves the set."""
+        if not self.store.exists(op.job_id):
+            return JOB_NOT_EXIST
+        placed = scores.delayed_score(self.store.zscores("delayed"), op.now, op.delay)
+        if not self.store.zrem("delayed", op.job_id):
+            return JOB_NOT_IN_STATE
+        self.store.hset(op.job_id, "delay", lua_int_text(op.delay))
+        self.store.zadd("delayed", placed.score, op.job_id)
+        self._max_events()
+        self._event("event", "delayed", "jobId", op.job_id, "delay", lua_int_text(placed.fire))
+        self._delay_marker()
+        return 0
+
+    def change_priority(self, op: ChangePriority) -> int:
+        """changePriority-7: re-queue a waiting/prioritized job; always write the field."""
+        if not self.store.exists(op.job_id):
+            return JOB_NOT_EXIST
+        paused_or_maxed = self._paused_or_maxed()
+        if self.store.zrem("prioritized", op.job_id) or self.store.lrem_last("wait", op.job_id):
+            if op.priority == 0:
+                if op.lifo:
+                    self.store.rpush("wait", op.job_id)
+                else:
+                    self.store.lpush("wait", op.job_id)
+                self._base_marker(paused_or_maxed)
+            elif op.lifo:
+                self.store.zadd("prioritized", scores.lua_number(op.priority * scores.TIER),
+                                op.job_id)
+            else:
+                self._prioritize(op.job_id, op.priority, paused_or_maxed)
+        self.store.hset(op.job_id, "priority", lua_int_text(op.priority))
+        return 0
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON, as a client would send job data."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,115 @@
+"""The operations a vector applies, with explicit clocks, and their normalized results.
+
+Each op mirrors one BullMQ client call. Results are normalized so that every candidate, whatever
+its language, can report them the same way:
+
+- `Add` returns the job id as a string (or the existing id for a duplicate custom id);
+- `MoveToActive` returns `{"job": id or None, "ttl": rate-limit ms, "next": next fire ms}`;
+- `Promote`, `ChangeDelay` and `ChangePriority` return the script's integer code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Route = Literal["standard", "delayed", "prioritized"]
+
+
+@dataclass(frozen=True)
+class Add:
+    """Queue.add: `opts` is the map a client msgpacks into ARGV[3] (delay, priority, lifo...)."""
+
+    name: str
+    timestamp: int
+    data: Any = field(default_factory=dict)
+    opts: Mapping[str, Any] = field(default_factory=dict)
+    job_id: str | None = None
+
+    def route(self) -> Route:
+        """Which add script a client calls: delay > 0 wins, then a non-zero priority.
+
+        This is Node's rule. Python routes on truthiness, which only differs for negative
+        delays; vectors avoid those.
+        """
+        if int(self.opts.get("delay", 0) or 0) > 0:
+            return "delayed"
+        if self.opts.get("priority"):
+            return "prioritized"
+        return "standard"
+
+
+@dataclass(frozen=True)
+class MoveToActive:
+    """Worker fetch at `now` with a lock token; no rate limiter."""
+
+    now: int
+    token: str = "tok"
+    lock_duration: int = 30000
+
+
+@dataclass(frozen=True)
+class Promote:
+    """Job.promote: move one delayed job to wait/prioritized now."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class ChangeDelay:
+    """Job.changeDelay(delay) called at `now`."""
+
+    job_id: str
+    delay: int
+    now: int
+
+
+@dataclass(frozen=True)
+class ChangePriority:
+    """Job.changePriority({priority, lifo})."""
+
+    job_id: str
+    priority: int
+    lifo: bool = False
+
+
+Op = Add | MoveToActive | Promote | ChangeDelay | ChangePriority
+
+#: Vector spelling of each op (the `op` field of a `when` step).
+OP_NAMES: dict[str, type[Op]] = {
+    "add": Add,
+    "moveToActive": MoveToActive,
+    "promote": Promote,
+    "changeDelay": ChangeDelay,
+    "changePriority": ChangePriority,
+}
+_FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration"}
+
+
+def op_to_dict(op: Op) -> dict[str, Any]:
+    """The vector form of an op, with defaults spelled out."""
+    name = next(k for k, v in OP_NAMES.items() if isinstance(op, v))
+    out: dict[str, Any] = {"op": name}
+    for key, value in vars(op).items():
+        if value is None:
+            continue
+        out[_FIELD_NAMES.get(key, key)] = dict(value) if isinstance(value, Mapping) else value
+    return out
+
+
+def op_from_dict(raw: Mapping[str, Any]) -> Op:
+    """Parse a vector `when` step; the schema has already checked field names and types."""
+    cls = OP_NAMES[raw["op"]]
+    back = {v: k for k, v in _FIELD_NAMES.items()}
+    kwargs = {back.get(k, k): v for k, v in raw.items() if k != "op"}
+    return cls(**kwargs)
+
+
+MoveResult = dict[str, Any]
+Result = str | int | MoveResult
+
+
+def fetched(job: str | None, ttl: int = 0, next_ms: int = 0) -> MoveResult:
+    """The normalized moveToActive result."""
+    return {"job": job, "ttl": ttl, "next": next_ms}

@@ -1,0 +1,217 @@
+"""An in-memory stand-in for the Redis keys of one queue, addressed by key suffix.
+
+Values keep the types Redis gives them. Hash fields whose content is JSON are wrapped in
+`JsonText`, so that vectors compare them as parsed JSON rather than as bytes (encoders differ in
+spacing and key order, PROTOCOL.md §7.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+Score = int | Fraction
+
+
+@dataclass(frozen=True)
+class JsonText:
+    """A hash value that holds JSON; compared by its parsed value."""
+
+    value: Any
+
+
+HashValue = str | JsonText
+
+
+@dataclass
+class Str:
+    """A Redis string, with a PX expiry in ms when one was set."""
+
+    value: str
+    pttl: int | None = None
+
+
+@dataclass
+class List:
+    """A Redis list; `items[0]` is the left end (LRANGE order)."""
+
+    items: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ZSet:
+    """A Redis sorted set; iteration order is (score, member bytes) like ZRANGE."""
+
+    scores: dict[str, Score] = field(default_factory=dict)
+
+    def ordered(self) -> list[tuple[str, Score]]:
+        """Members with scores in ZRANGE order."""
+        return sorted(self.scores.items(), key=lambda kv: (kv[1], kv[0].encode()))
+
+
+@dataclass
+class Hash:
+    """A Redis hash."""
+
+    fields: dict[str, HashValue] = field(default_factory=dict)
+
+
+@dataclass
+class Stream:
+    """A Redis stream: entries as flat field/value lists (entry ids come from the Redis clock)."""
+
+    entries: list[list[str]] = field(default_factory=list)
+
+
+Value = Str | List | ZSet | Hash | Stream
+
+
+class WrongType(Exception):
+    """The model tried to use a key as the wrong type (a bug in the model or a vector)."""
+
+
+class Store:
+    """Keys of one queue by suffix. Empty containers vanish, as in Redis."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Value] = {}
+
+    def _get(self, suffix: str, kind: type[Value]) -> Any:
+        value = self.keys.get(suffix)
+        if value is None:
+            value = kind()
+            self.keys[suffix] = value
+        elif not isinstance(value, kind):
+            raise WrongType(f"{suffix} is {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    def _prune(self, suffix: str) -> None:
+        value = self.keys.get(suffix)
+        empty = (
+            (isinstance(value, List) and not value.items)
+            or (isinstance(value, ZSet) and not value.scores)
+            or (isinstance(value, Hash) and not value.fields)
+        )
+        if empty:
+            del self.keys[suffix]
+
+    def exists(self, suffix: str) -> bool:
+        """EXISTS."""
+        return suffix in self.keys
+
+    def delete(self, suffix: str) -> None:
+        """DEL."""
+        self.keys.pop(suffix, None)
+
+    # strings
+    def get(self, suffix: str) -> str | None:
+        """GET."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return None
+        if not isinstance(value, Str):
+            raise WrongType(suffix)
+        return value.value
+
+    def set(self, suffix: str, value: str, pttl: int | None = None) -> None:
+        """SET [PX]."""
+        self.keys[suffix] = Str(value, pttl)
+
+    def incr(self, suffix: str) -> int:
+        """INCR."""
+        current = int(self.get(suffix) or 0) + 1
+        self.keys[suffix] = Str(str(current))
+        return current
+
+    # lists
+    def lpush(self, suffix: str, item: str) -> None:
+        """LPUSH."""
+        self._get(suffix, List).items.insert(0, item)
+
+    def rpush(self, suffix: str, item: str) -> None:
+        """RPUSH."""
+        self._get(suffix, List).items.append(item)
+
+    def rpop(self, suffix: str) -> str | None:
+        """RPOP."""
+        if suffix not in self.keys:
+            return None
+        item = self._get(suffix, List).items.pop()
+        self._prune(suffix)
+        return item
+
+    def lrem_last(self, suffix: str, item: str) -> bool:
+        """LREM key -1 item: remove the right-most occurrence."""
+        if suffix not in self.keys:
+            return False
+        items = self._get(suffix, List).items
+        for i in range(len(items) - 1, -1, -1):
+            if items[i] == item:
+                del items[i]
+                self._prune(suffix)
+                return True
+        return False
+
+    def llen(self, suffix: str) -> int:
+        """LLEN."""
+        value = self.keys.get(suffix)
+        return len(value.items) if isinstance(value, List) else 0
+
+    # sorted sets
+    def zadd(self, suffix: str, score: Score, member: str) -> None:
+        """ZADD."""
+        self._get(suffix, ZSet).scores[member] = score
+
+    def zrem(self, suffix: str, member: str) -> bool:
+        """ZREM of one member."""
+        if suffix not in self.keys:
+            return False
+        removed = self._get(suffix, ZSet).scores.pop(member, None) is not None
+        self._prune(suffix)
+        return removed
+
+    def zrange(self, suffix: str) -> list[tuple[str, Score]]:
+        """ZRANGE 0 -1 WITHSCORES."""
+        if suffix not in self.keys:
+            return []
+        return self._get(suffix, ZSet).ordered()
+
+    def zscores(self, suffix: str) -> list[Score]:
+        """All scores of a zset."""
+        return [s for _, s in self.zrange(suffix)]
+
+    def zpopmin(self, suffix: str) -> str | None:
+        """ZPOPMIN: the lowest member, removed."""
+        ordered = self.zrange(suffix)
+        if not ordered:
+            return None
+        member = ordered[0][0]
+        self.zrem(suffix, member)
+        return member
+
+    # hashes
+    def hget(self, suffix: str, name: str) -> HashValue | None:
+        """HGET."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return None
+        if not isinstance(value, Hash):
+            raise WrongType(suffix)
+        return value.fields.get(name)
+
+    def hset(self, suffix: str, name: str, value: HashValue) -> None:
+        """HSET of one field."""
+        self._get(suffix, Hash).fields[name] = value
+
+    def hincrby(self, suffix: str, name: str, by: int) -> int:
+        """HINCRBY."""
+        current = self.hget(suffix, name)
+        new = int(current if isinstance(current, str) else 0) + by
+        self.hset(suffix, name, str(new))
+        return new
+
+    # streams
+    def xadd(self, suffix: str, *fields: str) -> None:
+        """XADD * with the given field/value list."""
+        self._get(suffix, Stream).entries.append(list(fields))

