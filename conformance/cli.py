@@ -84,6 +84,12 @@ class _Collector:
     def __init__(self) -> None:
         self.counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
         self.collect_errors: list[str] = []
+        self.infra: str | None = None
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        from conformance.plugin import infrastructure_error
+
+        self.infra = infrastructure_error(session.config)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -109,11 +115,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from_spec(args.candidate)
     parse_spec(args.redis)
     vector_files(args.vectors)  # a clear error for a missing or empty directory
-    argv = [str(args.vectors.resolve()), "--bmq-candidate", args.candidate,
-            "--bmq-profile", args.profile, "--bmq-redis", args.redis,
-            "-c", os.devnull, "--disable-plugin-autoload", "-p", "conformance.plugin", "--rootdir", str(args.vectors.resolve().parent),
-            "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--no-header" if args.quiet else "-r",
-            "fEs" if not args.quiet else "-q"]
+    vectors = args.vectors.resolve()
+    # Our plugin only, and no user config: the run must not depend on the current directory.
+    argv = [str(vectors), "-c", os.devnull, "--rootdir", str(vectors.parent),
+            "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "no:cacheprovider",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",
+            "--bmq-candidate", args.candidate, "--bmq-profile", args.profile,
+            "--bmq-redis", args.redis, *(["-q"] if args.quiet else ["-r", "fEs"])]
     if args.junit_xml:
         argv += ["--junitxml", str(args.junit_xml)]
     if args.report_json:
@@ -122,7 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["-k", args.keyword]
     collector = _Collector()
     code = pytest.main(argv, plugins=[collector])
-    if code == EXIT_INFRA:
+    if collector.infra is not None:
+        print(f"bullmq-conformance: infrastructure error: {collector.infra}", file=sys.stderr)
         return EXIT_INFRA
     if collector.collect_errors:
         for line in collector.collect_errors:
@@ -195,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bullmq-conformance: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`); stop quietly, as other command-line tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

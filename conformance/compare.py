@@ -84,7 +84,8 @@ def _compare_zset(exp: Mapping[str, Any], act: Sequence[Sequence[Any]],
     if not lines:
         order_exp = [m for m, _ in expected]
         order_act = [m for m, _ in actual]
-        first = next(i for i, (a, b) in enumerate(zip(order_exp, order_act)) if a != b)
+        first = next(i for i, (a, b) in enumerate(zip(order_exp, order_act, strict=True))
+                     if a != b)
         lines.append(f"    order differs from rank {first}: expected "
                      f"{order_exp[first:first + 5]}, actual {order_act[first:first + 5]}")
     return [f"  {len(lines)} member difference(s) (ZRANGE order, exact scores):",
@@ -149,7 +150,10 @@ def _compare_key(suffix: str, exp: Mapping[str, Any], act: Mapping[str, Any]) ->
 
 def _preview(entry: Mapping[str, Any]) -> str:
     kind = kind_of(entry)
-    text = json.dumps(entry[kind], default=str)
+    body = entry[kind]
+    if kind == "zset" and isinstance(body, list):  # a snapshot's [member, raw score] pairs
+        body = dict(body)
+    text = json.dumps(body, default=str)
     return f"{kind} {text if len(text) <= 120 else text[:117] + '...'}"
 
 

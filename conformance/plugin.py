@@ -8,7 +8,7 @@ A candidate that crashes is reported as an *error* (setup phase); a wrong state 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -17,8 +17,7 @@ from conformance.runner import Verdict
 from conformance.session import Run, RunOptions, report_document, write_report
 from conformance.vectors import Vector, load_file
 
-RUN_KEY = pytest.StashKey[Run]()
-STATE_KEY = pytest.StashKey[dict[str, Any]]()
+PLUGIN_KEY = pytest.StashKey["ConformanceRun"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,17 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write a JSON report of every vector's outcome to FILE")
 
 
-def _is_xdist_controller(config: pytest.Config) -> bool:
-    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(
-        config, "workerinput")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Start Redis and load the candidate before anything is collected."""
-    config = session.config
+def pytest_configure(config: pytest.Config) -> None:
+    """Activate the run when a candidate is selected."""
     spec = config.getoption("bmq_candidate")
-    config.stash[STATE_KEY] = {"verdicts": [], "infra": None}
     if spec is None:
         return
     try:
@@ -55,20 +46,89 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                              config.getoption("bmq_redis")))
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[RUN_KEY] = run
-    if _is_xdist_controller(config):
-        return
-    try:
-        run.start()
-    except InfrastructureError as exc:
-        config.stash[STATE_KEY]["infra"] = str(exc)
+    plugin = ConformanceRun(config, run)
+    config.stash[PLUGIN_KEY] = plugin
+    config.pluginmanager.register(plugin, "bullmq-conformance-run")
+
+
+def infrastructure_error(config: pytest.Config) -> str | None:
+    """The infrastructure failure that ended the run, if any (for the CLI's exit code)."""
+    plugin = config.stash.get(PLUGIN_KEY, None)
+    return plugin.infra if plugin is not None else None
+
+
+class ConformanceRun:
+    """The hooks of an active run, with its Redis, candidate and verdicts."""
+
+    def __init__(self, config: pytest.Config, run: Run) -> None:
+        self.config = config
+        self.run = run
+        self.infra: str | None = None
+        self.verdicts: list[dict[str, Any]] = []
+        self.ids: dict[str, str] = {}
+
+    def abort(self, exc: InfrastructureError) -> NoReturn:
+        """End the session with exit code 3 and a one-line cause."""
+        self.infra = str(exc)
         pytest.exit(f"infrastructure error: {exc}", returncode=3)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start Redis before the header is printed (not on an xdist controller)."""
+        if _is_xdist_controller(self.config):
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        try:
+            self.run.start()
+        except InfrastructureError as exc:
+            # pytest.exit() here would skip sessionfinish; stop before collecting instead.
+            self.infra = str(exc)
+            if reporter is not None:
+                reporter.write_line(f"infrastructure error: {exc}", red=True)
+            return
+        if reporter is not None and self.config.get_verbosity() < 0:
+            reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    """The run header: suite version, candidate, profile, Redis engine and version."""
-    run = config.stash.get(RUN_KEY, None)
-    return run.header() if run is not None else None
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        """Collect nothing when Redis could not be started."""
+        return True if self.infra is not None else None
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        """The run header: suite version, candidate, profile, Redis engine and version."""
+        return self.run.header()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Record each vector's outcome for the JSON report (works under xdist too)."""
+        props = dict(report.user_properties)
+        if "area" not in props:
+            return
+        outcome = None
+        if report.when == "setup" and report.failed:
+            outcome = "errored"
+        elif report.when == "setup" and report.skipped:
+            outcome = "skipped"
+        elif report.when == "call":
+            outcome = "failed" if report.failed else "passed"
+        if outcome is None:
+            return
+        message = report.longreprtext if outcome == "failed" else props.get("message", "")
+        self.verdicts.append({"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
+                              "outcome": outcome, "message": message})
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
+        if self.infra is not None:
+            session.exitstatus = 3
+        path = self.config.getoption("bmq_report_json")
+        if path and not hasattr(self.config, "workerinput"):
+            write_report(Path(path), report_document(self.run, self.verdicts))
+        self.run.close()
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(
+        config, "workerinput")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -86,7 +146,7 @@ class VectorFileCollector(pytest.File):
     def collect(self) -> list[pytest.Item]:
         """Load and validate the file; a bad file is a collection error (exit 2)."""
         loaded = load_file(self.path)
-        seen: dict[str, str] = self.config.stash[STATE_KEY].setdefault("ids", {})
+        seen = self.config.stash[PLUGIN_KEY].ids
         items = []
         for vector in loaded.vectors:
             if vector.id in seen:
@@ -113,14 +173,11 @@ class VectorItem(pytest.Item):
 
     def setup(self) -> None:
         """Run the vector. A candidate or harness error raises here (reported as error)."""
-        run = self.config.stash.get(RUN_KEY, None)
-        if run is None or run.client is None:
-            pytest.exit("infrastructure error: Redis was not started", returncode=3)
+        plugin = self.config.stash[PLUGIN_KEY]
         try:
-            self.verdict = run.run(self.vector)
+            self.verdict = plugin.run.run(self.vector)
         except InfrastructureError as exc:
-            self.config.stash[STATE_KEY]["infra"] = str(exc)
-            pytest.exit(f"infrastructure error: {exc}", returncode=3)
+            plugin.abort(exc)
         self.user_properties.append(("message", self.verdict.message))
         if self.verdict.outcome == "skipped":
             pytest.skip(self.verdict.message)
@@ -146,41 +203,3 @@ class VectorItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         """Point at the vector's line in its file."""
         return self.path, self.vector.line - 1, self.vector.id
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Record each vector's outcome for the JSON report (works under xdist too)."""
-    props = dict(report.user_properties)
-    if "area" not in props:
-        return
-    outcome = None
-    if report.when == "setup" and report.failed:
-        outcome = "errored"
-    elif report.when == "setup" and report.skipped:
-        outcome = "skipped"
-    elif report.when == "call":
-        outcome = "failed" if report.failed else "passed"
-    if outcome is None:
-        return
-    message = props.get("message", "")
-    if outcome == "failed":
-        message = report.longreprtext
-    _STATE["verdicts"].append({"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
-                               "outcome": outcome, "message": message})
-
-
-_STATE: dict[str, Any] = {"verdicts": []}
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the JSON report and stop Redis."""
-    config = session.config
-    run = config.stash.get(RUN_KEY, None)
-    if run is None:
-        return
-    path = config.getoption("bmq_report_json")
-    if path and not hasattr(config, "workerinput"):
-        write_report(Path(path), report_document(run, _STATE["verdicts"]))
-    run.close()
-    config.stash[STATE_KEY]["verdicts"] = list(_STATE["verdicts"])
-    _STATE["verdicts"].clear()

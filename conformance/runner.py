@@ -107,8 +107,8 @@ def run_vector(
         return Verdict(vector, "errored", f"Redis rejected a command: {exc}")
     diff = judge(vector, results, snap, queue)
     if diff:
-        return Verdict(vector, "failed", f"{len(diff)} difference(s) in Redis state",
-                       tuple(diff))
+        count = sum(1 for line in diff if not line.startswith(" "))
+        return Verdict(vector, "failed", f"{count} difference(s) in Redis state", tuple(diff))
     return Verdict(vector, "passed")
 
 

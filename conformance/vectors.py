@@ -9,8 +9,8 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any

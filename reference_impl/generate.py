@@ -28,7 +28,8 @@ RULES: dict[str, str] = {
     "decimal strings for fractional scores and scores above 2^53.",
     "stream-ids": "Stream entry ids come from the Redis clock and are not compared; entries are "
     "compared by their field/value lists, in order.",
-    "pttl": "A string written as {value, pttl: N} was set with PX N; it must have an expiry in (0, N] ms. A plain string must have no expiry.",
+    "pttl": "A string written as {value, pttl: N} was set with PX N; it must have an expiry in "
+    "(0, N] ms. A plain string must have no expiry.",
     "json": "A hash value written as {json: X} holds JSON text and is compared parsed, so "
     "spacing and key order do not matter.",
     "returns": "One normalized return value per op: add gives the job id; moveToActive gives "
@@ -88,12 +89,19 @@ def render_area(area: Area) -> dict[str, Any]:
     }
 
 
+class _PlainDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """A safe dumper that never writes anchors or aliases (objects shared between `when` and
+    `expect` would otherwise become `&id001`/`*id001`)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def dump(document: dict[str, Any]) -> str:
     """Deterministic YAML text: JSON-compatible, no anchors, leaf collections inline."""
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     body = yaml.dump(
         document,
-        Dumper=dumper,
+        Dumper=_PlainDumper,
         sort_keys=False,
         default_flow_style=None,
         width=100,

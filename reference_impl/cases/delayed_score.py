@@ -21,6 +21,12 @@ NOTES = {
     ),
     "return-code": Flag("wrong-error-code", "Scripts return Node ErrorCode values (-1, -3)."),
     "job-hash": Flag("wrong-job-hash", "The job hash fields written on add."),
+    "id-collision": Flag(
+        "id-collision",
+        "Auto ids are not checked for existence: an integer-like custom id can be overwritten "
+        "by a later auto id. Node rejects such custom ids client-side; the scripts accept them.",
+        "bullmq#3489",
+    ),
     "event": Flag(
         "wrong-event", "The delayed event carries the absolute fire time F, not the delay.",
         "bullmq#3267",
@@ -81,7 +87,8 @@ def _cases() -> list[Case]:
         Case("precision-2pow41-bump-lost", "At F = 2^41 the +1 bump rounds away: both score 2^53.",
              (add("a", EDGE - 5000, delay=5000), add("b", EDGE - 5000, delay=5000)),
              ("precision",)),
-        Case("duplicate-custom-id", "Re-adding a custom id emits duplicated and changes nothing else.",
+        Case("duplicate-custom-id",
+             "Re-adding a custom id emits duplicated and changes nothing else.",
              (add("a", delay=5000, job_id="x"), add("b", delay=100, job_id="x")), ("job-hash",)),
         Case("max-events-kept", "An existing opts.maxLenEvents in meta is not overwritten.",
              (add("a", delay=5000),), ("job-hash",),
@@ -90,6 +97,8 @@ def _cases() -> list[Case]:
              (ChangeDelay("s", 2000, T),), ("change-delay",),
              given={"delayed": zset([("s", (T + 5000) * 4096)]),
                     "s": job_hash({"name": "s", "delay": "5000", "priority": "0"})}),
+        Case("integer-custom-id-collides", "Auto id 2 after custom id 2 rewrites the same hash.",
+             (add("a", delay=5000, job_id="2"), add("b")), ("job-hash", "id-collision")),
         Case("lifo-ignored-when-delayed", "lifo does not change where a delayed add goes.",
              (add("a", delay=5000, lifo=True),), ("score-formula",)),
     ]

@@ -60,8 +60,6 @@ def _cases() -> list[Case]:
              (fetch(F),), ("batch-limit",), given=_seeded(1000)),
         Case("1001-due", "With 1001 due jobs one fetch promotes 1000 and leaves the last.",
              (fetch(F),), ("batch-limit",), given=_seeded(1001)),
-        Case("1001-due-second-fetch", "The second fetch promotes the 1001st job.",
-             (fetch(F), fetch(F)), ("batch-limit",), given=_seeded(1001)),
         Case("wait-before-promoted", "Promoted jobs queue behind waiting ones: wait [4,3,1].",
              (add("normal"), add("x", delay=9000), add("a", delay=5000), add("b", delay=5000),
               fetch(F)), ("promote-order",)),

@@ -1,0 +1,128 @@
+"""Benchmark: the full vector set against the reference, and the same commands replayed bare.
+
+Prints vectors/s for the harness (seed, ops, snapshot, compare, cleanup per vector), the time to
+replay exactly the Redis commands the harness sent using plain redis-py, their ratio, the time
+to load and validate the vector files, and the wall time of a full default
+`bullmq-conformance run` (new process, Redis start included). Run with
+`bullmq-conformance bench` or `python -m conformance.bench`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from conformance import servers
+from conformance.candidates import from_spec
+from conformance.paths import VECTORS_DIR
+from conformance.runner import QueueNames, run_vector
+from conformance.session import profile_for
+from conformance.vectors import Vector, iter_vectors, load_dir
+
+Recorded = list[tuple[str, list[tuple[Any, ...]]]]
+
+
+class RecordingPipeline(redis.client.Pipeline):
+    """A pipeline that logs each batch it sends."""
+
+    log: Recorded
+
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        self.log.append(("pipe", [args for args, _ in self.command_stack]))
+        return super().execute(raise_on_error)
+
+
+class RecordingRedis(redis.Redis):
+    """A client that logs every command and pipeline batch, to replay them bare later."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.log: Recorded = []
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.log.append(("cmd", [args]))
+        return super().execute_command(*args, **options)
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        pipe = RecordingPipeline(self.connection_pool, self.response_callbacks, transaction,
+                                 shard_hint)
+        pipe.log = self.log
+        return pipe
+
+
+def replay(client: redis.Redis, log: Recorded) -> None:
+    """Send the recorded commands again, as plain redis-py calls."""
+    for kind, batch in log:
+        if kind == "cmd":
+            client.execute_command(*batch[0])
+        else:
+            pipe = client.pipeline(transaction=False)
+            for args in batch:
+                pipe.execute_command(*args)
+            pipe.execute()
+
+
+def _harness_pass(vectors: list[Vector], client: redis.Redis) -> float:
+    candidate, profile, names = from_spec("reference"), profile_for("bullmq"), QueueNames()
+    start = time.perf_counter()
+    for vector in vectors:
+        verdict = run_vector(vector, candidate, client, profile, names)
+        if verdict.outcome not in ("passed", "skipped"):
+            raise SystemExit(f"bench: {vector.id} {verdict.outcome}: {verdict.message}")
+    return time.perf_counter() - start
+
+
+def _default_run_seconds(redis_spec: str) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
+                           redis_spec], capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: the default run exited {proc.returncode}: "
+                         f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+    return elapsed
+
+
+def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_DIR) -> int:
+    """Run the benchmark and print its figures. Returns a process exit code."""
+    start = time.perf_counter()
+    files = load_dir(vectors_dir)
+    load_seconds = time.perf_counter() - start
+    vectors = list(iter_vectors(files))
+    with servers.provision(redis_spec) as info:
+        url = servers.client_for(info).connection_pool.connection_kwargs
+        recording = RecordingRedis(host=url["host"], port=url["port"], db=url.get("db", 0),
+                                   decode_responses=True)
+        _harness_pass(vectors, recording)  # warm-up, and the command log for the bare replay
+        client = servers.client_for(info)
+        harness = min(_harness_pass(vectors, client) for _ in range(max(repeat, 1)))
+        bare = min(_timed(lambda: replay(client, recording.log)) for _ in range(max(repeat, 1)))
+        engine = f"{info.kind} {info.engine} {info.version}"
+    commands = sum(len(batch) for _, batch in recording.log)
+    full = _default_run_seconds(redis_spec)
+    ran = sum(1 for v in vectors if v.profile in (None, "bullmq"))
+    print(f"bullmq-conformance bench: {len(vectors)} vectors ({ran} run under profile bullmq), "
+          f"redis {engine}, best of {repeat}")
+    print(f"  harness, reference candidate : {harness:7.3f} s  {ran / harness:8.1f} vectors/s")
+    print(f"  bare redis-py replay         : {bare:7.3f} s  {ran / bare:8.1f} vectors/s "
+          f"({commands} commands in {len(recording.log)} round trips)")
+    print(f"  ratio harness / bare         : {harness / bare:7.2f}    (target <= 2)")
+    print(f"  load + validate vector files : {load_seconds:7.3f} s")
+    print(f"  full default run (new process, Redis start included): {full:.2f} s "
+          f"(target <= 5)")
+    return 0
+
+
+def _timed(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    sys.exit(main())

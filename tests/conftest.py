@@ -1,0 +1,41 @@
+"""Shared fixtures: one throwaway Redis for the whole test session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import servers
+from conformance.paths import VECTORS_DIR
+from conformance.vectors import Vector, iter_vectors, load_dir
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[servers.ServerInfo]:
+    """A Redis we own for the session (redis-server on PATH, else what `auto` finds)."""
+    with servers.provision(os.environ.get("BMQC_TEST_REDIS", "auto")) as info:
+        yield info
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: servers.ServerInfo) -> str:
+    """`url:` spec of the session Redis, for runs that must not start their own."""
+    return f"url:{redis_server.url}"
+
+
+@pytest.fixture(scope="session")
+def all_vectors() -> list[Vector]:
+    """Every bundled vector."""
+    return list(iter_vectors(load_dir(VECTORS_DIR)))
+
+
+@pytest.fixture(scope="session")
+def official_scripts() -> Path:
+    """The scripts directory of the installed official PyPI bullmq package."""
+    bullmq = pytest.importorskip("bullmq", reason="the dev extra installs bullmq==3.4.4")
+    path = Path(bullmq.__file__).parent / "commands"
+    assert (path / "addDelayedJob-6.lua").is_file(), f"no scripts in {path}"
+    return path

@@ -1,0 +1,183 @@
+"""The command line: exit codes, one-line errors, reports, and the plugin through pytest."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.paths import LUA_DIR, VECTORS_DIR
+
+SMALL = "next-wake.yaml"
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def one_vector_dir(tmp_path: Path, name: str = SMALL) -> Path:
+    directory = tmp_path / "vectors"
+    directory.mkdir()
+    shutil.copy(VECTORS_DIR / name, directory / name)
+    return directory
+
+
+def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
+    report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
+    proc = cli("run", "--redis", redis_url, "--report-json", str(report),
+               "--junit-xml", str(junit))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    assert "bullmq-conformance 0.1.0: candidate reference, profile bullmq, redis url redis" \
+        in proc.stdout
+    doc = json.loads(report.read_text())
+    assert set(doc) >= {"suite_version", "candidate", "profile", "redis", "totals", "results"}
+    assert doc["candidate"] == "reference" and doc["profile"] == "bullmq"
+    assert doc["redis"]["kind"] == "url" and doc["redis"]["version"]
+    assert doc["totals"]["failed"] == doc["totals"]["errored"] == 0
+    assert doc["totals"]["passed"] >= 140
+    assert doc["totals"]["skipped"] == sum(1 for r in doc["results"] if r["outcome"] == "skipped")
+    ids = {r["id"] for r in doc["results"]}
+    assert "band-bump/4097-saturates" in ids
+    assert {r["area"] for r in doc["results"]} == {
+        "band-bump", "delayed-score", "key-naming", "next-wake", "priority-order",
+        "promote-range"}
+    cases = ET.parse(junit).getroot().iter("testcase")
+    assert sum(1 for _ in cases) == len(doc["results"])
+
+
+def test_keyword_selects_vectors(tmp_path: Path, redis_url: str) -> None:
+    report = tmp_path / "r.json"
+    proc = cli("run", "--redis", redis_url, "-k", "4097", "--report-json", str(report))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert [r["id"] for r in json.loads(report.read_text())["results"]] == [
+        "band-bump/4097-saturates"]
+
+
+def test_no_vector_selected_is_a_usage_error(redis_url: str) -> None:
+    proc = cli("run", "--redis", redis_url, "-k", "no-such-vector-anywhere")
+    assert proc.returncode == 2
+    assert "no vectors selected" in proc.stderr
+
+
+def test_echomq_profile_runs_its_key_naming_vectors(tmp_path: Path, redis_url: str) -> None:
+    report = tmp_path / "r.json"
+    proc = cli("run", "--redis", redis_url, "--profile", "echomq", "-k", "key-naming",
+               "--report-json", str(report))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    results = json.loads(report.read_text())["results"]
+    passed = {r["id"] for r in results if r["outcome"] == "passed"}
+    skipped = {r["id"] for r in results if r["outcome"] == "skipped"}
+    assert passed and all(i.startswith("key-naming/echomq-") for i in passed)
+    assert skipped and all(i.startswith("key-naming/bullmq-") for i in skipped)
+
+
+def test_broken_candidate_fails_with_diff(tmp_path: Path, redis_url: str) -> None:
+    lua = tmp_path / "lua"
+    shutil.copytree(LUA_DIR, lua)
+    include = lua / "includes" / "getDelayedScore.lua"
+    include.write_text(include.read_text().replace("return topScore + 1, fireAt",
+                                                   "return topScore + 2, fireAt"))
+    proc = cli("run", "--redis", redis_url, "--candidate", f"scripts:{lua}", "--vectors",
+               str(one_vector_dir(tmp_path)))
+    assert proc.returncode == 1
+    assert "next-wake/fractional-after-head-moves (" in proc.stdout
+    assert "fact: With the head at F*4096+1, marker 1 is F + 1/4096." in proc.stdout
+    assert "expected score 6963200020480001 (F=1700000005000 +1)" in proc.stdout
+
+
+def test_missing_script_is_errored_not_failed(tmp_path: Path, redis_url: str) -> None:
+    lua = tmp_path / "lua"
+    shutil.copytree(LUA_DIR, lua)
+    (lua / "changeDelay-4.lua").unlink()
+    report = tmp_path / "r.json"
+    proc = cli("run", "--redis", redis_url, "--candidate", f"scripts:{lua}", "--vectors",
+               str(one_vector_dir(tmp_path)), "--report-json", str(report))
+    assert proc.returncode == 1
+    results = json.loads(report.read_text())["results"]
+    errored = [r for r in results if r["outcome"] == "errored"]
+    assert errored and all("missing script changeDelay-4.lua" in r["message"] for r in errored)
+    assert all(r["outcome"] in ("passed", "errored") for r in results)
+
+
+def test_unreachable_redis_is_infrastructure(tmp_path: Path) -> None:
+    proc = cli("run", "--redis", "url:redis://127.0.0.1:1/0", "--vectors",
+               str(one_vector_dir(tmp_path)))
+    assert proc.returncode == 3
+    assert "redis://127.0.0.1:1/0" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda t: t.replace("tests:\n", "tests: [\n", 1), "invalid YAML"),
+        (lambda t: t.replace("op: moveToActive", "op: moveToSomewhere", 1),
+         "schema violation at tests/"),
+        (lambda t: t.replace("protocol: bullmq-6", "protocol: bullmq-5", 1),
+         "schema violation at protocol"),
+        (lambda t: t.replace("id: next-wake/later-job-keeps-wake",
+                             "id: next-wake/earlier-job-lowers-wake", 1), "duplicate id"),
+    ],
+    ids=["yaml-syntax", "unknown-op", "wrong-protocol", "duplicate-id"],
+)
+def test_bad_vector_file_exits_2_with_one_line(tmp_path: Path, redis_url: str, mutate: object,
+                                              expected: str) -> None:
+    directory = one_vector_dir(tmp_path)
+    path = directory / SMALL
+    path.write_text(mutate(path.read_text()))  # type: ignore[operator]
+    for args in (("run", "--redis", redis_url, "--vectors", str(directory)),
+                 ("vectors", "check", "--vectors", str(directory))):
+        proc = cli(*args)
+        assert proc.returncode == 2, (args, proc.stdout[-2000:], proc.stderr)
+        assert expected in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr + proc.stdout
+        assert str(path) in proc.stderr
+
+
+def test_unknown_candidate_and_profile_are_usage_errors() -> None:
+    proc = cli("run", "--candidate", "nonsense")
+    assert proc.returncode == 2 and "unknown candidate 'nonsense'" in proc.stderr
+    proc = cli("run", "--profile", "sidekiq")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    proc = cli("run", "--redis", "carrier-pigeon")
+    assert proc.returncode == 2 and "carrier-pigeon" in proc.stderr
+
+
+def test_vectors_check_and_regenerate(tmp_path: Path) -> None:
+    assert cli("vectors", "check").returncode == 0
+    out = tmp_path / "fresh"
+    proc = cli("vectors", "regenerate", "--out", str(out))
+    assert proc.returncode == 0
+    for path in VECTORS_DIR.glob("*.yaml"):
+        assert (out / path.name).read_bytes() == path.read_bytes()
+    shutil.copy(VECTORS_DIR / "schema.json", out / "schema.json")
+    edited = out / SMALL
+    edited.write_text(edited.read_text().replace("'1700000005000'", "'1700000005001'", 1))
+    proc = cli("vectors", "check", "--vectors", str(out))
+    assert proc.returncode == 2 and "differs from a fresh regeneration" in proc.stderr
+
+
+def test_help_and_version() -> None:
+    for args in (("--help",), ("run", "--help"), ("vectors", "check", "--help"),
+                 ("bench", "--help")):
+        proc = cli(*args)
+        assert proc.returncode == 0 and "usage:" in proc.stdout
+    assert "(default: auto)" in cli("run", "--help").stdout
+    proc = cli("--version")
+    assert proc.returncode == 0 and "protocol bullmq-6" in proc.stdout
+
+
+def test_plain_pytest_with_plugin_options(tmp_path: Path, redis_url: str) -> None:
+    directory = one_vector_dir(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(directory), "--bmq-candidate",
+                           "reference", "--bmq-redis", redis_url, "-q", "-p",
+                           "no:cacheprovider"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "23 passed" in proc.stdout

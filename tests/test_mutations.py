@@ -1,0 +1,97 @@
+"""Deliberately broken copies of our Lua must be caught, each with a readable state diff.
+
+Every mutant is one textual change to one include. The test asserts the change applied, that
+the vectors guarding that fact fail (not error), and that the diff names the key and scores.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.paths import LUA_DIR
+from conformance.runner import QueueNames, Verdict, run_vector
+from conformance.scripts_candidate import ScriptsCandidate
+from conformance.servers import ServerInfo, client_for
+from conformance.session import profile_for
+from conformance.vectors import Vector
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    include: str
+    original: str
+    replacement: str
+    must_fail: tuple[str, ...]
+    diff_mentions: tuple[str, ...]
+
+
+MUTANTS = [
+    Mutant(
+        "shift-0x800",
+        "getDelayedScore.lua",
+        "  local bandFloor = fireAt * 0x1000\n  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n",
+        "  local bandFloor = fireAt * 0x800\n  local bandCeiling = (fireAt + 1) * 0x800 - 1\n",
+        ("delayed-score/delay-5000", "band-bump/2-same-ms"),
+        ("delayed: zset differs", "expected score 6963200020480000 (F=1700000005000 +0)",
+         "actual 3481600010240000"),
+    ),
+    Mutant(
+        "no-band-bump",
+        "getDelayedScore.lua",
+        "  return topScore + 1, fireAt\n",
+        "  return bandFloor, fireAt\n",
+        ("band-bump/2-same-ms", "band-bump/3-same-ms", "band-bump/different-timestamps-same-fire"),
+        ("member '2': expected score 6963200020480001 (F=1700000005000 +1), "
+         "actual 6963200020480000 (F=1700000005000 +0)",),
+    ),
+    Mutant(
+        "promote-bound-plus-one",
+        "promoteDelayedJobs.lua",
+        "local dueUpTo = (tonumber(now) + 1) * 0x1000 - 1",
+        "local dueUpTo = (tonumber(now) + 1) * 0x1000",
+        ("promote-range/next-band-floor-excluded",),
+        ("delayed: missing (expected zset {\"n\": 6963200020484096})",
+         "return of op 1 (moveToActive): expected {'job': None"),
+    ),
+    Mutant(
+        "promote-bound-minus-one",
+        "promoteDelayedJobs.lua",
+        "local dueUpTo = (tonumber(now) + 1) * 0x1000 - 1",
+        "local dueUpTo = (tonumber(now) + 1) * 0x1000 - 2",
+        ("promote-range/band-ceiling-of-now-included",),
+        ("unexpected key (zset {\"c\": \"6963200020484095\"})",),
+    ),
+]
+
+
+def _mutated_copy(tmp_path: Path, mutant: Mutant) -> Path:
+    target = tmp_path / "lua"
+    shutil.copytree(LUA_DIR, target)
+    path = target / "includes" / mutant.include
+    text = path.read_text()
+    assert text.count(mutant.original) == 1, f"{mutant.name}: the mutation point moved"
+    path.write_text(text.replace(mutant.original, mutant.replacement))
+    return target
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_mutant_is_caught_with_a_clear_diff(tmp_path: Path, mutant: Mutant,
+                                           all_vectors: list[Vector],
+                                           redis_server: ServerInfo) -> None:
+    candidate = ScriptsCandidate(_mutated_copy(tmp_path, mutant))
+    client, names, profile = client_for(redis_server), QueueNames(), profile_for("bullmq")
+    verdicts: dict[str, Verdict] = {
+        v.id: run_vector(v, candidate, client, profile, names) for v in all_vectors
+    }
+    failed = {vid for vid, v in verdicts.items() if v.outcome == "failed"}
+    errored = {vid for vid, v in verdicts.items() if v.outcome == "errored"}
+    assert errored == set(), "a wrong score must fail, not error"
+    assert set(mutant.must_fail) <= failed, sorted(failed)[:10]
+    diff_text = "\n".join(line for vid in mutant.must_fail for line in verdicts[vid].diff)
+    for fragment in mutant.diff_mentions:
+        assert fragment in diff_text, diff_text[:2000]

@@ -1,0 +1,89 @@
+"""The bundled vector files: deterministic, schema-valid, distinct, and covering the edges."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import yaml
+
+from conformance.paths import VECTORS_DIR
+from conformance.vectors import Vector
+from reference_impl.generate import render_all
+
+REQUIRED_EDGES = [
+    "band-bump/2-same-ms", "band-bump/3-same-ms", "band-bump/4096-fills-band",
+    "band-bump/4097-saturates", "band-bump/different-timestamps-same-fire",
+    "delayed-score/delay-0-goes-to-wait", "delayed-score/change-delay-zero",
+    "delayed-score/precision-last-exact-band", "delayed-score/precision-2pow41-bump-lost",
+    "promote-range/due-at-now-included", "promote-range/due-at-now-plus-1-excluded",
+    "promote-range/exactly-1000-due", "promote-range/1001-due",
+    "priority-order/priority-1", "priority-order/priority-2", "priority-order/priority-limit",
+    "priority-order/counter-wrap", "priority-order/fifo-in-tier-interleaved",
+    "priority-order/plain-before-prioritized", "priority-order/custom-id-prioritized",
+    "key-naming/bullmq-standard-add", "key-naming/echomq-standard-add",
+]
+
+
+def test_regeneration_is_byte_identical_and_matches_disk() -> None:
+    first, second = render_all(), render_all()
+    assert first == second
+    for name, text in first.items():
+        assert (VECTORS_DIR / name).read_text(encoding="utf-8") == text, name
+
+
+def test_at_least_150_vectors_with_unique_ids(all_vectors: list[Vector]) -> None:
+    ids = [v.id for v in all_vectors]
+    assert len(ids) >= 150
+    assert len(set(ids)) == len(ids)
+
+
+def test_required_edges_are_present(all_vectors: list[Vector]) -> None:
+    ids = {v.id for v in all_vectors}
+    assert [e for e in REQUIRED_EDGES if e not in ids] == []
+
+
+def test_no_two_vectors_check_the_same_setup(all_vectors: list[Vector]) -> None:
+    """A near-duplicate (same seed, same ops, same profile) would pad the count."""
+    setups = Counter(
+        (json.dumps(v.given, sort_keys=True), repr(v.when), v.profile) for v in all_vectors
+    )
+    assert [s for s, n in setups.items() if n > 1] == []
+
+
+def test_descriptions_state_facts(all_vectors: list[Vector]) -> None:
+    descriptions = [v.description for v in all_vectors]
+    assert len(set(descriptions)) == len(descriptions)
+    assert [d for d in descriptions if re.search(r"\bshould\b", d, re.I)] == []
+    assert all(len(d) <= 100 for d in descriptions), max(descriptions, key=len)
+
+
+def test_files_are_json_compatible_yaml_without_anchors_or_tags() -> None:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for path in sorted(VECTORS_DIR.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        for event in yaml.parse(text, Loader=loader):
+            assert not isinstance(event, yaml.AliasEvent), path.name
+            assert getattr(event, "anchor", None) is None, path.name
+            if isinstance(event, yaml.ScalarEvent):
+                assert event.implicit != (False, False), (path.name, event.value)
+        data = yaml.load(text, Loader=loader)
+        assert json.loads(json.dumps(data)) == data
+
+
+def test_unsafe_scores_are_strings() -> None:
+    """Scores beyond 2^53 must be strings so that JSON readers keep them exact."""
+    for path in sorted(VECTORS_DIR.glob("*.yaml")):
+        for test in yaml.safe_load(path.read_text(encoding="utf-8"))["tests"]:
+            for keys in (test["given"], test["expect"]["keys"]):
+                for entry in keys.values():
+                    for score in entry.get("zset", {}).values():
+                        assert isinstance(score, str) or abs(score) <= 2**53, (path, score)
+
+
+def test_every_flag_has_notes_and_every_note_is_used() -> None:
+    for path in sorted(VECTORS_DIR.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        used = {flag for test in data["tests"] for flag in test["flags"]}
+        assert used == set(data["notes"]), path.name

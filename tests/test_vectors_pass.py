@@ -1,0 +1,60 @@
+"""The bundled vectors pass against our reference Lua and against the official BullMQ scripts.
+
+The official run is the proof that the model (which generated the vectors) agrees with the
+real protocol.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.paths import LUA_DIR
+from conformance.runner import QueueNames, run_vector
+from conformance.scripts_candidate import ScriptsCandidate
+from conformance.servers import ServerInfo, client_for
+from conformance.session import profile_for
+from conformance.vectors import Vector
+
+
+def _run_all(vectors: list[Vector], directory: Path, server: ServerInfo,
+             profile: str) -> dict[str, list[str]]:
+    candidate = ScriptsCandidate(directory)
+    client = client_for(server)
+    names = QueueNames()
+    outcomes: dict[str, list[str]] = {"passed": [], "failed": [], "errored": [], "skipped": []}
+    for vector in vectors:
+        verdict = run_vector(vector, candidate, client, profile_for(profile), names)
+        detail = vector.id if verdict.outcome == "passed" else \
+            f"{vector.id}: {verdict.message} {list(verdict.diff)[:6]}"
+        outcomes[verdict.outcome].append(detail)
+    return outcomes
+
+
+@pytest.mark.parametrize("profile", ["bullmq", "echomq"])
+def test_reference_lua_passes_every_vector(all_vectors: list[Vector], redis_server: ServerInfo,
+                                           profile: str) -> None:
+    outcomes = _run_all(all_vectors, LUA_DIR, redis_server, profile)
+    assert outcomes["failed"] == [] and outcomes["errored"] == []
+    assert len(outcomes["passed"]) >= 140
+    # Only the other profile's key-naming vectors are skipped.
+    assert all(f"/{'echomq' if profile == 'bullmq' else 'bullmq'}-" in s
+               for s in outcomes["skipped"])
+
+
+@pytest.mark.parametrize("profile", ["bullmq", "echomq"])
+def test_official_scripts_pass_every_vector(all_vectors: list[Vector], redis_server: ServerInfo,
+                                            official_scripts: Path, profile: str) -> None:
+    outcomes = _run_all(all_vectors, official_scripts, redis_server, profile)
+    assert outcomes["failed"] == [] and outcomes["errored"] == []
+    assert len(outcomes["passed"]) >= 140
+
+
+def test_runs_leave_no_keys_behind(all_vectors: list[Vector], redis_server: ServerInfo) -> None:
+    client = client_for(redis_server)
+    before = set(client.scan_iter(match="bmqc-*", count=1000)) | set(
+        client.scan_iter(match="*bmqc-*", count=1000))
+    _run_all(all_vectors[:20], LUA_DIR, redis_server, "bullmq")
+    after = set(client.scan_iter(match="*bmqc-*", count=1000))
+    assert after <= before
