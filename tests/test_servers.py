@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conformance import servers
+from conformance import _server_common, servers
 from conformance.errors import InfrastructureError, UsageError
 from conformance.servers import (
     DEFAULT_IMAGE,
@@ -260,7 +260,7 @@ def test_binary_that_never_answers_is_killed(
 ) -> None:
     pidfile = tmp_path / "pid"
     fake = _fake_binary(tmp_path / "silent-server", f'echo $$ > "{pidfile}"; exec sleep 30')
-    monkeypatch.setattr(servers, "_READY_TIMEOUT", 0.3)
+    monkeypatch.setattr(_server_common, "_READY_TIMEOUT", 0.3)
     started = time.monotonic()
     with pytest.raises(InfrastructureError) as exc, provision(f"local:{fake}"):
         pytest.fail("body must not run")
@@ -274,8 +274,8 @@ def test_taken_port_is_retried_and_its_owner_left_alone(
     system_server: ServerInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taken = _port_of(system_server)
-    ports = iter([taken, servers._free_port()])
-    monkeypatch.setattr(servers, "_free_port", lambda: next(ports))
+    ports = iter([taken, _server_common._free_port()])
+    monkeypatch.setattr(_server_common, "_free_port", lambda: next(ports))
     client_for(system_server).set("owner", "outer")
     with provision(f"local:{SYSTEM_REDIS}") as info:
         assert _port_of(info) != taken

