@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -60,11 +61,32 @@ def _ndiff(expected: list[str], actual: list[str], indent: str = "    ") -> list
     return _capped(lines)
 
 
-def _json_equal(expected: Any, raw: str) -> bool:
+def _parse_json(raw: str) -> tuple[bool, Any]:
     try:
-        return json.loads(raw) == expected
+        return True, json.loads(raw)
     except (TypeError, ValueError):
+        return False, None
+
+
+def value_matches(want: Any, got: str) -> bool:
+    """Does a hash value match its expectation (a string, or one of the rules)?"""
+    if isinstance(want, str):
+        return want == got
+    if "optional" in want:
+        return re.fullmatch(want["optional"], got) is not None
+    ok, parsed = _parse_json(got)
+    if not ok:
         return False
+    if "json" in want:
+        return bool(parsed == want["json"])
+    expected = want["json_includes"]
+    return isinstance(parsed, dict) and all(
+        key in parsed and parsed[key] == value for key, value in expected.items())
+
+
+def is_optional(want: Any) -> bool:
+    """A field that may be absent."""
+    return isinstance(want, dict) and "optional" in want
 
 
 def _compare_zset(exp: Mapping[str, Any], act: Sequence[Sequence[Any]],
@@ -96,14 +118,13 @@ def _compare_hash(exp: Mapping[str, Any], act: Mapping[str, str]) -> list[str]:
     lines = []
     for field in sorted(set(exp) | set(act)):
         if field not in act:
-            lines.append(f"  field {field!r} missing (expected {_show_value(exp[field])})")
+            if not is_optional(exp[field]):
+                lines.append(f"  field {field!r} missing (expected {_show_value(exp[field])})")
         elif field not in exp:
             lines.append(f"  unexpected field {field!r} = {act[field]!r}")
         else:
             want = exp[field]
-            ok = _json_equal(want["json"], act[field]) if isinstance(want, dict) \
-                else want == act[field]
-            if not ok:
+            if not value_matches(want, act[field]):
                 lines.append(f"  field {field!r}: expected {_show_value(want)}, "
                              f"actual {act[field]!r}")
     return lines
@@ -112,6 +133,10 @@ def _compare_hash(exp: Mapping[str, Any], act: Mapping[str, str]) -> list[str]:
 def _show_value(value: Any) -> str:
     if isinstance(value, dict) and "json" in value:
         return f"JSON {json.dumps(value['json'], sort_keys=True)}"
+    if isinstance(value, dict) and "json_includes" in value:
+        return f"a JSON object including {json.dumps(value['json_includes'], sort_keys=True)}"
+    if isinstance(value, dict) and "optional" in value:
+        return f"absent, or matching /{value['optional']}/"
     return repr(value)
 
 
@@ -157,6 +182,12 @@ def _preview(entry: Mapping[str, Any]) -> str:
     return f"{kind} {text if len(text) <= 120 else text[:117] + '...'}"
 
 
+def _may_be_absent(entry: Mapping[str, Any]) -> bool:
+    """A hash whose every field is optional may be missing altogether."""
+    fields = entry.get("hash")
+    return isinstance(fields, dict) and all(is_optional(v) for v in fields.values())
+
+
 def compare_keys(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
     """Differences between expected and actual keys (by suffix), key by key."""
     lines: list[str] = []
@@ -165,7 +196,8 @@ def compare_keys(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list
             lines.append("... more keys differ")
             break
         if suffix not in actual:
-            lines.append(f"{suffix}: missing (expected {_preview(expected[suffix])})")
+            if not _may_be_absent(expected[suffix]):
+                lines.append(f"{suffix}: missing (expected {_preview(expected[suffix])})")
         elif suffix not in expected:
             lines.append(f"{suffix}: unexpected key ({_preview(actual[suffix])})")
         else:

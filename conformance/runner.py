@@ -74,7 +74,8 @@ def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any]) -> None:
 def seed_value(value: Any) -> str:
     """A seeded hash value: plain strings as they are, `{json: X}` as compact JSON."""
     if isinstance(value, dict):
-        return json.dumps(value["json"], separators=(",", ":"))
+        body = value.get("json", value.get("json_includes"))
+        return json.dumps(body, separators=(",", ":"))
     return str(value)
 
 

@@ -78,7 +78,7 @@ def store_to_form(store: Store) -> dict[str, dict[str, Any]]:
             case Hash():
                 entry = {
                     "hash": {
-                        k: {"json": v.value} if isinstance(v, JsonText) else v
+                        k: _json_form(v) if isinstance(v, JsonText) else v
                         for k, v in sorted(value.fields.items())
                     },
                 }
@@ -86,6 +86,16 @@ def store_to_form(store: Store) -> dict[str, dict[str, Any]]:
                 entry = {"stream": [list(e) for e in value.entries]}
         out[suffix] = entry
     return out
+
+
+def _json_form(value: JsonText) -> dict[str, Any]:
+    return {"json": value.value} if value.exact else {"json_includes": value.value}
+
+
+def _json_value(rule: dict[str, Any]) -> JsonText:
+    if "json_includes" in rule:
+        return JsonText(rule["json_includes"], exact=False)
+    return JsonText(rule["json"])
 
 
 def form_to_store(form: dict[str, dict[str, Any]]) -> Store:
@@ -107,7 +117,7 @@ def form_to_store(form: dict[str, dict[str, Any]]) -> Store:
         elif kind == "hash":
             store.keys[suffix] = Hash(
                 {
-                    k: JsonText(v["json"]) if isinstance(v, dict) else v
+                    k: _json_value(v) if isinstance(v, dict) else v
                     for k, v in body.items()
                 }
             )

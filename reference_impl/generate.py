@@ -31,21 +31,43 @@ RULES: dict[str, str] = {
     "pttl": "A string written as {value, pttl: N} was set with PX N; it must have an expiry in "
     "(0, N] ms. A plain string must have no expiry.",
     "json": "A hash value written as {json: X} holds JSON text and is compared parsed, so "
-    "spacing and key order do not matter.",
+    "spacing and key order do not matter. {json_includes: X} is a JSON object holding at least "
+    "the keys of X with those values.",
+    "optional": "A hash value written as {optional: R} may be absent; when present it must match "
+    "the regular expression R in full. A hash whose fields are all optional may be absent.",
+    "client-opts": "Job `opts` are matched with json_includes: clients store their own defaults "
+    "beside the options a vector passes (PyPI bullmq writes \"delay\":0 and \"attempts\":0, "
+    "npm bullmq \"attempts\":0 and the explicit timestamp). The hash fields delay and priority "
+    "are exact.",
+    "client-meta": "A client may write the meta hash when it opens a queue: npm bullmq's Queue "
+    "writes opts.maxLenEvents=10000 and version=bullmq:<version>. So meta.version is always "
+    "optional, and opts.maxLenEvents is optional where no script of the vector wrote it.",
     "returns": "One normalized return value per op: add gives the job id; moveToActive gives "
     "{job, ttl, next}; promote, changeDelay and changePriority give the script's integer code.",
 }
+
+
+#: What a client writes into meta when it opens a queue (see the client-meta rule).
+CLIENT_VERSION = r"[A-Za-z0-9_.-]+:[0-9][0-9A-Za-z.+-]*"
+
+
+def _client_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
+    fields = dict(meta["hash"]) if meta else {}
+    fields.setdefault("opts.maxLenEvents", {"optional": "10000"})
+    fields["version"] = {"optional": CLIENT_VERSION}
+    return {"hash": dict(sorted(fields.items()))}
 
 
 def expect_for(case: Case) -> dict[str, Any]:
     """Run a case through the model and return the vector's `expect` block."""
     model = QueueModel(form_to_store(dict(case.given)))
     returns = [model.apply(op) for op in case.when]
-    keys = store_to_form(model.store)
-    expect: dict[str, Any] = {"returns": returns, "keys": keys}
+    written = store_to_form(model.store)
+    keys = {**written, "meta": _client_meta(written.get("meta"))}
+    expect: dict[str, Any] = {"returns": returns, "keys": dict(sorted(keys.items()))}
     if case.profile is not None:
         profile = PROFILES[case.profile]
-        expect["key_names"] = sorted(profile.key(QUEUE_PLACEHOLDER, s) for s in keys)
+        expect["key_names"] = sorted(profile.key(QUEUE_PLACEHOLDER, s) for s in written)
     return expect
 
 

@@ -112,7 +112,7 @@ class QueueModel:
         job = {
             "name": op.name,
             "data": JsonText(op.data),
-            "opts": JsonText(dict(op.opts)),
+            "opts": JsonText(dict(op.opts), exact=False),
             "timestamp": lua_int_text(op.timestamp),
             "delay": str(delay),
             "priority": str(priority),

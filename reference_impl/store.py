@@ -16,9 +16,15 @@ Score = int | Fraction
 
 @dataclass(frozen=True)
 class JsonText:
-    """A hash value that holds JSON; compared by its parsed value."""
+    """A hash value that holds JSON; compared by its parsed value.
+
+    With `exact=False` only the keys of `value` are pinned down: clients add their own defaults
+    to the stored job opts (Python writes `"delay":0` and `"attempts":0`, Node `"attempts":0`),
+    which the protocol does not fix.
+    """
 
     value: Any
+    exact: bool = True
 
 
 HashValue = str | JsonText

@@ -83,3 +83,27 @@ def test_returns_and_key_names() -> None:
         "return of op 2 (promote): expected 0, actual -3"]
     assert compare_key_names(["emq:{q}:wait"], ["emq:q:wait"]) == [
         "key name missing: emq:{q}:wait", "key name not expected: emq:q:wait"]
+
+
+def test_json_includes_allows_client_defaults() -> None:
+    expected = {"1": {"hash": {"opts": {"json_includes": {"delay": 5000}}}}}
+    python_client = {"1": {"hash": {"opts": '{"delay": 5000, "attempts": 0}'}}}
+    assert compare_keys(expected, python_client) == []
+    wrong = {"1": {"hash": {"opts": '{"delay": 0, "attempts": 0}'}}}
+    assert "a JSON object including" in "\n".join(compare_keys(expected, wrong))
+    not_object = {"1": {"hash": {"opts": "[5000]"}}}
+    assert compare_keys(expected, not_object) != []
+
+
+def test_optional_fields_and_all_optional_hashes() -> None:
+    meta = {"meta": {"hash": {"opts.maxLenEvents": {"optional": "10000"},
+                              "version": {"optional": "[a-z]+:[0-9.]+"}}}}
+    assert compare_keys(meta, {}) == []
+    node = {"meta": {"hash": {"opts.maxLenEvents": "10000", "version": "bullmq:6.7.0"}}}
+    assert compare_keys(meta, node) == []
+    bad = {"meta": {"hash": {"opts.maxLenEvents": "500", "version": "6.7.0"}}}
+    diff = "\n".join(compare_keys(meta, bad))
+    assert "field 'opts.maxLenEvents': expected absent, or matching /10000/" in diff
+    assert "field 'version'" in diff
+    required = {"meta": {"hash": {"paused": "1", "version": {"optional": ".*"}}}}
+    assert compare_keys(required, {}) != []

@@ -148,7 +148,7 @@ class TestStoreToForm:
                 "data": {"json": {"n": 2}},
                 "delay": "5000",
                 "name": "d",
-                "opts": {"json": {"delay": 5000}},
+                "opts": {"json_includes": {"delay": 5000}},
                 "priority": "0",
                 "timestamp": "1700000000000",
             }
