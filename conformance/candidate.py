@@ -34,7 +34,8 @@ class Candidate(Protocol):
 
     `apply` performs one op against Redis and returns the op's normalized result (see
     `reference_impl.ops`). It raises `CandidateError` when the candidate itself breaks
-    (missing script, Lua error, crash); Redis connection errors propagate unchanged.
+    (missing script, Lua error, crash) and `CandidateSkipped` for an op it does not support;
+    Redis connection errors propagate unchanged.
     """
 
     @property
@@ -47,6 +48,14 @@ class Candidate(Protocol):
         """What the candidate says about its own version, for the run header."""
         ...
 
+    def start(self, redis_url: str, profile: KeyProfile) -> None:
+        """Called once before the first op, with the server every op must use."""
+        ...
+
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         """Apply `op` to `queue` and return its normalized result."""
+        ...
+
+    def close(self) -> None:
+        """Called once at the end of the run."""
         ...

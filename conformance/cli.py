@@ -15,6 +15,7 @@ from typing import Any
 
 import reference_impl
 from conformance.candidates import SPEC_HELP
+from conformance.command_candidate import DEFAULT_TIMEOUT
 from conformance.errors import HarnessError, UsageError, VectorError
 from conformance.paths import VECTORS_DIR
 
@@ -58,7 +59,52 @@ def build_parser() -> argparse.ArgumentParser:
                           "totals, results")
     run.add_argument("-k", metavar="EXPR", dest="keyword",
                      help="only run vectors whose id matches the pytest -k expression")
+    run.add_argument("--expect", type=Path, metavar="FILE",
+                     help="the candidate's expectations file (YAML: id glob -> {outcome: "
+                          "fail|skip, reason, link}); listed failures must keep failing")
+    run.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                     help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
     run.add_argument("-q", "--quiet", action="store_true", help="less output")
+
+    diff = sub.add_parser("diff", help="apply the same ops to two candidates and print the "
+                                       "first state difference",
+                          description="Run each vector's setup and ops against candidate A "
+                                      "and candidate B (separate queues), snapshot both after "
+                                      "every op, and stop at the first difference.")
+    diff.add_argument("--candidate", action="append", required=True, metavar="SPEC",
+                      help=f"give exactly twice: {SPEC_HELP}")
+    diff.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                      help="key profile (default: bullmq)")
+    diff.add_argument("--redis", default="auto", metavar="SPEC",
+                      help=f"{REDIS_HELP} (default: auto)")
+    diff.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
+                      help="directory of vector files (default: the bundled vectors)")
+    diff.add_argument("-k", metavar="GLOB", dest="keyword",
+                      help="only vectors whose id matches this glob (default: all)")
+    diff.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                      help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
+
+    adapter = sub.add_parser("adapter", help="tools for adapter authors")
+    asub = adapter.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    acheck = asub.add_parser("check", help="run a smoke sequence against an adapter and "
+                                           "validate every reply against the protocol schema")
+    acheck.add_argument("adapter_command", metavar="CMD",
+                        help="the adapter's command line, e.g. 'node adapter.js'")
+    acheck.add_argument("--redis", default="auto", metavar="SPEC",
+                        help=f"{REDIS_HELP} (default: auto)")
+    acheck.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                        help="key profile sent in start (default: bullmq)")
+    acheck.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                        help=f"per-request timeout (default: {DEFAULT_TIMEOUT:g})")
+
+    exp = sub.add_parser("expectations", help="manage a candidate's expectations file")
+    esub = exp.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    ewrite = esub.add_parser("write", help="write an expectations file listing every failed "
+                                           "or errored vector of a JSON report")
+    ewrite.add_argument("--from", dest="report", type=Path, required=True, metavar="REPORT",
+                        help="a --report-json file")
+    ewrite.add_argument("--out", type=Path, metavar="FILE",
+                        help="where to write (default: standard output)")
 
     vec = sub.add_parser("vectors", help="regenerate or check the vector files")
     vsub = vec.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -82,7 +128,7 @@ class _Collector:
     """A pytest plugin object that tallies outcomes for the exit code."""
 
     def __init__(self) -> None:
-        self.counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0}
+        self.counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0, "xfailed": 0}
         self.collect_errors: list[str] = []
         self.infra: str | None = None
 
@@ -96,12 +142,11 @@ class _Collector:
             self.collect_errors.append(report.longreprtext.strip().splitlines()[-1])
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        if report.when == "setup" and report.failed:
-            self.counts["errored"] += 1
-        elif report.when == "setup" and report.skipped:
-            self.counts["skipped"] += 1
-        elif report.when == "call":
-            self.counts["failed" if report.failed else "passed"] += 1
+        from conformance.plugin import outcome_of
+
+        outcome = outcome_of(report)
+        if outcome is not None:
+            self.counts[outcome] += 1
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -112,8 +157,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.servers import parse_spec
     from conformance.vectors import vector_files
 
-    from_spec(args.candidate)
+    from_spec(args.candidate, args.adapter_timeout)
     parse_spec(args.redis)
+    if args.expect:
+        from conformance.expectations import load
+
+        load(args.expect)
     vector_files(args.vectors)  # a clear error for a missing or empty directory
     vectors = args.vectors.resolve()
     # Our plugin only, and no user config: the run must not depend on the current directory.
@@ -128,6 +177,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--bmq-report-json", str(args.report_json)]
     if args.keyword:
         argv += ["-k", args.keyword]
+    if args.expect:
+        argv += ["--bmq-expect", str(args.expect)]
+    argv += ["--bmq-adapter-timeout", str(args.adapter_timeout)]
     collector = _Collector()
     code = pytest.main(argv, plugins=[collector])
     if collector.infra is not None:
@@ -182,6 +234,25 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_expectations(args: argparse.Namespace) -> int:
+    """Write an expectations file from a JSON report."""
+    import json
+
+    from conformance.expectations import from_report
+
+    try:
+        report = json.loads(args.report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--from {args.report}: not a readable JSON report ({exc})") from None
+    text = from_report(report)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
@@ -190,6 +261,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "vectors":
             return cmd_vectors(args)
+        if args.command == "diff":
+            from conformance.diff import main as diff_main
+
+            return diff_main(args)
+        if args.command == "adapter":
+            from conformance.adapter_check import main as check_main
+
+            return check_main(args.adapter_command, args.redis, args.profile,
+                              args.adapter_timeout)
+        if args.command == "expectations":
+            return cmd_expectations(args)
         from conformance.bench import main as bench_main
 
         return bench_main(args.redis, args.repeat)

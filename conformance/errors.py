@@ -8,6 +8,7 @@
     │   ├── VectorError             a vector file is unreadable or invalid     exit 2
     │   ├── InfrastructureError     Redis could not be started or reached      exit 3
     │   └── CandidateError          the candidate crashed or broke protocol    errored
+    ├── CandidateSkipped            the candidate does not support an op        skipped
     └── NonConformance              the candidate ran, and its state is wrong  failed
 
 Only `NonConformance` ever turns into a "failed" outcome. Everything else is the harness or the
@@ -48,6 +49,14 @@ class InfrastructureError(HarnessError):
 
 class CandidateError(HarnessError):
     """The candidate crashed, is missing a script, or broke the adapter protocol."""
+
+
+class CandidateSkipped(SuiteError):
+    """The candidate does not support this op (or these arguments); the vector is skipped."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
 
 
 class NonConformance(SuiteError):

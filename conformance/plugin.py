@@ -12,6 +12,8 @@ from typing import Any, NoReturn
 
 import pytest
 
+from conformance import expectations
+from conformance.command_candidate import DEFAULT_TIMEOUT
 from conformance.errors import HarnessError, InfrastructureError, NonConformance, VectorError
 from conformance.runner import Verdict
 from conformance.session import Run, RunOptions, report_document, write_report
@@ -34,6 +36,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "url:redis://host:port/db (default: auto)")
     group.addoption("--bmq-report-json", metavar="FILE", default=None,
                     help="write a JSON report of every vector's outcome to FILE")
+    group.addoption("--bmq-expect", metavar="FILE", default=None,
+                    help="the candidate's expectations file: id globs with outcome fail|skip "
+                         "(listed failures are strict expected failures)")
+    group.addoption("--bmq-adapter-timeout", metavar="SECONDS", type=float,
+                    default=DEFAULT_TIMEOUT,
+                    help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -43,10 +51,13 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         run = Run(RunOptions(spec, config.getoption("bmq_profile"),
-                             config.getoption("bmq_redis")))
+                             config.getoption("bmq_redis"),
+                             config.getoption("bmq_adapter_timeout")))
+        expect_path = config.getoption("bmq_expect")
+        expected = expectations.load(Path(expect_path)) if expect_path else None
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
-    plugin = ConformanceRun(config, run)
+    plugin = ConformanceRun(config, run, expected)
     config.stash[PLUGIN_KEY] = plugin
     config.pluginmanager.register(plugin, "bullmq-conformance-run")
 
@@ -60,9 +71,11 @@ def infrastructure_error(config: pytest.Config) -> str | None:
 class ConformanceRun:
     """The hooks of an active run, with its Redis, candidate and verdicts."""
 
-    def __init__(self, config: pytest.Config, run: Run) -> None:
+    def __init__(self, config: pytest.Config, run: Run,
+                 expected: expectations.Expectations | None) -> None:
         self.config = config
         self.run = run
+        self.expected = expected
         self.infra: str | None = None
         self.verdicts: list[dict[str, Any]] = []
         self.ids: dict[str, str] = {}
@@ -103,16 +116,10 @@ class ConformanceRun:
         props = dict(report.user_properties)
         if "area" not in props:
             return
-        outcome = None
-        if report.when == "setup" and report.failed:
-            outcome = "errored"
-        elif report.when == "setup" and report.skipped:
-            outcome = "skipped"
-        elif report.when == "call":
-            outcome = "failed" if report.failed else "passed"
+        outcome = outcome_of(report)
         if outcome is None:
             return
-        message = report.longreprtext if outcome == "failed" else props.get("message", "")
+        message = props.get("message", "")
         self.verdicts.append({"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
                               "outcome": outcome, "message": message})
 
@@ -124,6 +131,19 @@ class ConformanceRun:
         if path and not hasattr(self.config, "workerinput"):
             write_report(Path(path), report_document(self.run, self.verdicts))
         self.run.close()
+
+
+def outcome_of(report: pytest.TestReport) -> str | None:
+    """A vector's outcome from its setup or call report (None for the other reports)."""
+    if hasattr(report, "wasxfail") and report.when in ("setup", "call") and report.skipped:
+        return "xfailed"
+    if report.when == "setup" and report.failed:
+        return "errored"
+    if report.when == "setup" and report.skipped:
+        return "skipped"
+    if report.when == "call":
+        return "failed" if report.failed else "passed"
+    return None
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
@@ -162,6 +182,10 @@ class VectorFileCollector(pytest.File):
         return str(super().repr_failure(excinfo))
 
 
+class UnexpectedPass(Exception):
+    """A vector listed as an expected failure passed."""
+
+
 class VectorItem(pytest.Item):
     """One vector."""
 
@@ -169,25 +193,41 @@ class VectorItem(pytest.Item):
         super().__init__(**kwargs)
         self.vector = vector
         self.verdict: Verdict | None = None
+        self.expectation: expectations.Expectation | None = None
         self.user_properties.append(("area", vector.area))
 
     def setup(self) -> None:
         """Run the vector. A candidate or harness error raises here (reported as error)."""
         plugin = self.config.stash[PLUGIN_KEY]
+        self.expectation = plugin.expected.match(self.vector.id) if plugin.expected else None
+        if self.expectation is not None and self.expectation.outcome == "skip":
+            self.user_properties.append(("message", self.expectation.describe()))
+            pytest.skip(f"expected skip: {self.expectation.describe()}")
         try:
             self.verdict = plugin.run.run(self.vector)
         except InfrastructureError as exc:
             plugin.abort(exc)
-        self.user_properties.append(("message", self.verdict.message))
+        message = "\n".join([self.verdict.message, *self.verdict.diff])
+        self.user_properties.append(("message", message))
         if self.verdict.outcome == "skipped":
             pytest.skip(self.verdict.message)
+        if self.verdict.outcome in ("failed", "errored") and self._expected_to_fail():
+            pytest.xfail(f"expected failure: {self.expectation.describe()}")  # type: ignore[union-attr]
         if self.verdict.outcome == "errored":
             raise HarnessError(self.verdict.message)
 
+    def _expected_to_fail(self) -> bool:
+        return self.expectation is not None and self.expectation.outcome == "fail"
+
     def runtest(self) -> None:
-        """Fail when the Redis state differs from the vector."""
+        """Fail when the Redis state differs, or when an expected failure passes."""
         if self.verdict is not None and self.verdict.outcome == "failed":
             raise NonConformance(self.verdict.message, list(self.verdict.diff))
+        if self._expected_to_fail():
+            assert self.expectation is not None
+            raise UnexpectedPass(
+                f"passed, but {self.expectation.source} lists it as an expected failure "
+                f"({self.expectation.pattern!r}): remove it from your expectations file")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         """Vector id, file:line, the fact it states, and the state diff."""
@@ -198,7 +238,16 @@ class VectorItem(pytest.Item):
                                                               excinfo.value.diff)])
         if isinstance(excinfo.value, HarnessError):
             return "\n".join([*head, f"  errored: {excinfo.value}"])
+        if isinstance(excinfo.value, UnexpectedPass):
+            return "\n".join([*head, f"  {excinfo.value}"])
         return str(super().repr_failure(excinfo))
+
+    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
+        # pytest renders setup errors through this private hook, not repr_failure; keep our
+        # one-line "errored" message instead of a traceback of the harness.
+        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
+            return self.repr_failure(excinfo)
+        return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Point at the vector's line in its file."""

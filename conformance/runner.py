@@ -16,7 +16,7 @@ import redis
 
 from conformance import compare, snapshot
 from conformance.candidate import Candidate, QueueRef
-from conformance.errors import CandidateError, InfrastructureError
+from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.vectors import Vector
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.generate import QUEUE_PLACEHOLDER
@@ -99,6 +99,9 @@ def run_vector(
                     results.append(candidate.apply(client, queue, op))
                 except CandidateError as exc:
                     return Verdict(vector, "errored", f"candidate error in {_op_name(op)}: {exc}")
+                except CandidateSkipped as exc:
+                    return Verdict(vector, "skipped",
+                                   f"candidate does not support {_op_name(op)}: {exc.reason}")
             snap = snapshot.take(client, queue)
         finally:
             snapshot.delete_queue(client, queue)

@@ -20,6 +20,7 @@ from redis.commands.core import Script
 from conformance.candidate import QueueRef
 from conformance.errors import CandidateError
 from conformance.lua_includes import resolve
+from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     Add,
     ChangeDelay,
@@ -90,6 +91,12 @@ class ScriptsCandidate:
         """The directory, and how many of the needed scripts it holds."""
         found = sum((self.directory / lay.file_name).is_file() for lay in LAYOUTS.values())
         return f"{self.directory} ({found}/{len(LAYOUTS)} scripts)"
+
+    def start(self, redis_url: str, profile: KeyProfile) -> None:
+        """Nothing to start: scripts run through the client passed to apply()."""
+
+    def close(self) -> None:
+        """Nothing to stop."""
 
     def _text(self, layout: Layout) -> str:
         if layout.name not in self._texts:

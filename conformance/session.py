@@ -17,13 +17,14 @@ import reference_impl
 from conformance import servers
 from conformance.candidate import Candidate
 from conformance.candidates import from_spec
-from conformance.errors import InfrastructureError, UsageError
+from conformance.command_candidate import DEFAULT_TIMEOUT
+from conformance.errors import HarnessError, InfrastructureError, UsageError
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.vectors import Vector
 from reference_impl.keys import PROFILES, KeyProfile
 
 SUITE_VERSION = reference_impl.__version__
-OUTCOMES = ("passed", "failed", "errored", "skipped")
+OUTCOMES = ("passed", "failed", "errored", "skipped", "xfailed")
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class RunOptions:
     candidate: str = "reference"
     profile: str = "bullmq"
     redis: str = "auto"
+    adapter_timeout: float = DEFAULT_TIMEOUT
 
 
 def profile_for(name: str) -> KeyProfile:
@@ -57,7 +59,7 @@ class Run:
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
-        self.candidate = from_spec(self.options.candidate)
+        self.candidate = from_spec(self.options.candidate, self.options.adapter_timeout)
         self.profile = profile_for(self.options.profile)
         servers.parse_spec(self.options.redis)
 
@@ -67,6 +69,7 @@ class Run:
             self.server = self._stack.enter_context(servers.provision(self.options.redis))
             self.client = servers.client_for(self.server)
             self.client.ping()
+            self.candidate.start(self.server.url, self.profile)
         except redis.RedisError as exc:
             self.close()
             raise InfrastructureError(f"Redis is not usable: {exc}") from None
@@ -82,6 +85,8 @@ class Run:
 
     def close(self) -> None:
         """Stop whatever start() started."""
+        with contextlib.suppress(HarnessError):
+            self.candidate.close()
         if self.client is not None:
             with contextlib.suppress(redis.RedisError):
                 self.client.close()
@@ -94,7 +99,8 @@ class Run:
             engine = f"{self.server.kind} {self.server.engine} {self.server.version}"
             if self.server.detail:
                 engine += f" ({self.server.detail})"
-        return (f"bullmq-conformance {SUITE_VERSION}: candidate {self.candidate.name}, "
+        return (f"bullmq-conformance {SUITE_VERSION}: candidate {self.candidate.name} "
+                f"[{self.candidate.version}], "
                 f"profile {self.profile.name}, redis {engine}")
 
 

@@ -1,0 +1,396 @@
+#!/usr/bin/env node
+'use strict';
+// bullmq-conformance adapter for the official npm `bullmq` client (docs/ADAPTERS.md).
+//
+// Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
+// order. Everything else (logs, library warnings) goes to stderr.
+//
+// Every op is driven through the package's own client code:
+//   add            Queue.add(name, data, {...opts, timestamp, jobId})
+//   moveToActive   the Worker's backend moveToActive (the call Worker.moveToActive makes), on a
+//                  Worker built with the op's lockDuration; raw [job, id, ttl, next] normalized
+//   promote        Job.fromId + job.promote()
+//   changeDelay    Job.fromId + job.changeDelay(delay)
+//   changePriority Job.fromId + job.changePriority({priority, lifo})
+// When Job.fromId finds no hash, the op calls the same backend method the Job method wraps
+// (queue.backend.promote / changeDelay / changePriority), so the script still decides the code.
+// Negative script codes, which the client throws as errors carrying `code`, are mapped back to
+// the integer code. Date.now is replaced by the op's explicit time for the duration of each op.
+
+// Keep stdout for protocol replies only.
+const realStdoutWrite = process.stdout.write.bind(process.stdout);
+console.log = console.error.bind(console);
+console.info = console.error.bind(console);
+console.debug = console.error.bind(console);
+
+const readline = require('node:readline');
+const IORedis = require('ioredis');
+const { Queue, Worker, Job } = require('bullmq');
+const BULLMQ_VERSION = require('bullmq/package.json').version;
+
+const realDateNow = Date.now;
+
+const state = {
+  connection: null, // shared ioredis client
+  profile: null, // {name, prefix, hash_tag}
+  queueName: null, // the protocol's queue name of the cached objects
+  queue: null, // bullmq Queue for queueName
+  worker: null, // bullmq Worker for queueName (moveToActive)
+  workerLockDuration: undefined,
+};
+
+function log(...args) {
+  console.error('[node-bullmq adapter]', ...args);
+}
+
+function reply(obj) {
+  realStdoutWrite(JSON.stringify(obj) + '\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clock injection
+
+/** Runs fn with Date.now() pinned to `now`; restores the real clock afterwards. */
+async function withClock(now, fn) {
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new Error(`explicit time must be a finite number, got ${JSON.stringify(now)}`);
+  }
+  Date.now = () => now;
+  try {
+    return await fn();
+  } finally {
+    Date.now = realDateNow;
+  }
+}
+
+/**
+ * For ops that carry no time (promote, changePriority): their scripts take none, so the client
+ * should not read the clock. Any read is logged to stderr so a leak would be visible.
+ */
+async function withoutClock(opName, fn) {
+  let warned = false;
+  Date.now = () => {
+    if (!warned) {
+      warned = true;
+      log(`warning: Date.now() read during ${opName}, which has no explicit time:\n${new Error().stack}`);
+    }
+    return realDateNow();
+  };
+  try {
+    return await fn();
+  } finally {
+    Date.now = realDateNow;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue / worker cache (current queue only)
+
+function nodeQueueName(queue) {
+  return state.profile.hash_tag ? `{${queue}}` : queue;
+}
+
+async function closeQuietly(what, obj) {
+  if (!obj) return;
+  try {
+    await obj.close();
+  } catch (err) {
+    log(`error closing ${what}:`, err && err.stack ? err.stack : err);
+  }
+}
+
+async function closeCurrent() {
+  const { queue, worker } = state;
+  state.queue = null;
+  state.worker = null;
+  state.workerLockDuration = undefined;
+  state.queueName = null;
+  await closeQuietly('worker', worker);
+  await closeQuietly('queue', queue);
+}
+
+/** The suite's BASE must be what bullmq's own QueueKeys build for this queue. */
+function checkBase(queue, base) {
+  const nodeBase = queue.toKey('');
+  if (base !== undefined && nodeBase !== base) {
+    throw new Error(`bullmq builds BASE ${JSON.stringify(nodeBase)} for queue ${JSON.stringify(queue.name)}, ` +
+      `but the suite expects ${JSON.stringify(base)}`);
+  }
+}
+
+async function getQueue(queueName, base) {
+  if (state.queueName === queueName && state.queue) {
+    checkBase(state.queue, base);
+    return state.queue;
+  }
+  await closeCurrent();
+  const name = nodeQueueName(queueName);
+  const queue = new Queue(name, { connection: state.connection, prefix: state.profile.prefix });
+  queue.on('error', err => log('queue error:', err && err.stack ? err.stack : err));
+  try {
+    checkBase(queue, base);
+  } catch (err) {
+    await closeQuietly('queue', queue);
+    throw err;
+  }
+  await queue.waitUntilReady();
+  // Node's Queue writes meta (opts.maxLenEvents, version) when it opens; let that finish before
+  // the first op so the write order is deterministic.
+  await queue.queueMetaInitialized;
+  state.queue = queue;
+  state.queueName = queueName;
+  return queue;
+}
+
+async function getWorker(queueName, lockDuration) {
+  if (state.worker && state.queueName === queueName && state.workerLockDuration === lockDuration) {
+    return state.worker;
+  }
+  if (state.worker) {
+    const old = state.worker;
+    state.worker = null;
+    await closeQuietly('worker', old);
+  }
+  const opts = {
+    connection: state.connection,
+    prefix: state.profile.prefix,
+    autorun: false,
+    skipStalledCheck: true,
+    skipLockRenewal: true,
+  };
+  if (lockDuration !== undefined) {
+    opts.lockDuration = lockDuration;
+  }
+  // No processor: the worker never runs its loop; we only use its fetch.
+  const worker = new Worker(nodeQueueName(queueName), null, opts);
+  worker.on('error', err => log('worker error:', err && err.stack ? err.stack : err));
+  await worker.waitUntilReady();
+  state.worker = worker;
+  state.workerLockDuration = lockDuration;
+  return worker;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+
+// Client-side validation in bullmq's Queue.addJob / Job.validateOptions that rejects inputs the
+// Lua scripts would accept.
+const CLIENT_VALIDATION = [
+  /^Custom Id cannot be integers$/,
+  /^Custom Id cannot contain :$/,
+  /^JobId cannot be '0' or start with '0:'$/,
+  /^Priority should not be float$/,
+  /^Priority should be between 0 and \d+$/,
+];
+
+class Skip extends Error {}
+
+/** A rejected client promise carrying a negative script code (bullmq's finishedErrors). */
+function scriptCode(err) {
+  if (err && typeof err.code === 'number' && Number.isInteger(err.code) && err.code < 0) {
+    return err.code;
+  }
+  return undefined;
+}
+
+async function codeOf(fn) {
+  try {
+    await fn();
+    return 0;
+  } catch (err) {
+    const code = scriptCode(err);
+    if (code !== undefined) return code;
+    throw err;
+  }
+}
+
+async function opAdd(queue, op) {
+  const opts = Object.assign({}, op.opts || {}, { timestamp: op.timestamp });
+  if (op.jobId !== undefined && op.jobId !== null) {
+    opts.jobId = op.jobId;
+  }
+  try {
+    const job = await withClock(op.timestamp, () => queue.add(op.name, op.data, opts));
+    return String(job.id);
+  } catch (err) {
+    const message = err && err.message;
+    if (typeof message === 'string' && CLIENT_VALIDATION.some(re => re.test(message))) {
+      throw new Skip(`bullmq ${BULLMQ_VERSION} rejects this add client-side: ${message}`);
+    }
+    throw err;
+  }
+}
+
+async function opMoveToActive(queueName, op) {
+  const worker = await getWorker(queueName, op.lockDuration);
+  const raw = await withClock(op.now, () => worker.backend.moveToActive(String(op.token), worker.opts.name));
+  // raw2NextJobData: [jobData|null, id, rateLimitTtl, nextDelayedTimestamp]
+  const [jobData, id, ttl, next] = raw || [];
+  return {
+    job: jobData ? String(id) : null,
+    ttl: toInt(ttl),
+    next: toInt(next),
+  };
+}
+
+function toInt(v) {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(n)) throw new Error(`non-numeric value in moveToActive reply: ${JSON.stringify(v)}`);
+  return Math.trunc(n);
+}
+
+async function opPromote(queue, op) {
+  const jobId = String(op.jobId);
+  return withoutClock('promote', () => codeOf(async () => {
+    const job = await Job.fromId(queue, jobId);
+    if (job) {
+      await job.promote();
+    } else {
+      // No hash: Job.promote() is `backend.promote(id)`; the script decides (-3 or 0).
+      await queue.backend.promote(jobId);
+    }
+  }));
+}
+
+async function opChangeDelay(queue, op) {
+  const jobId = String(op.jobId);
+  return withClock(op.now, () => codeOf(async () => {
+    const job = await Job.fromId(queue, jobId);
+    if (job) {
+      await job.changeDelay(op.delay);
+    } else {
+      await queue.backend.changeDelay(jobId, op.delay);
+    }
+  }));
+}
+
+async function opChangePriority(queue, op) {
+  const jobId = String(op.jobId);
+  const priority = op.priority;
+  const lifo = !!op.lifo;
+  return withoutClock('changePriority', () => codeOf(async () => {
+    const job = await Job.fromId(queue, jobId);
+    if (job) {
+      await job.changePriority({ priority, lifo });
+    } else {
+      await queue.backend.changePriority(jobId, priority, lifo);
+    }
+  }));
+}
+
+async function runOp(req) {
+  if (!state.connection) throw new Error('op before start');
+  const op = req.op || {};
+  const queue = await getQueue(req.queue, req.base);
+  switch (op.op) {
+    case 'add':
+      return opAdd(queue, op);
+    case 'moveToActive':
+      return opMoveToActive(req.queue, op);
+    case 'promote':
+      return opPromote(queue, op);
+    case 'changeDelay':
+      return opChangeDelay(queue, op);
+    case 'changePriority':
+      return opChangePriority(queue, op);
+    default:
+      throw new Error(`unknown op ${JSON.stringify(op.op)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session
+
+async function start(req) {
+  if (state.connection) {
+    await shutdown();
+  }
+  state.profile = req.profile;
+  const connection = new IORedis(req.redis, { maxRetriesPerRequest: null, lazyConnect: true });
+  connection.on('error', err => log('redis error:', err && err.message ? err.message : err));
+  await connection.connect();
+  await connection.ping();
+  state.connection = connection;
+  return { name: 'bullmq (npm)', version: BULLMQ_VERSION, language: 'javascript' };
+}
+
+async function shutdown() {
+  await closeCurrent();
+  const connection = state.connection;
+  state.connection = null;
+  if (connection) {
+    try {
+      await connection.quit();
+    } catch (err) {
+      connection.disconnect();
+    }
+  }
+}
+
+function withTimeout(promise, ms) {
+  return Promise.race([promise, new Promise(resolve => setTimeout(resolve, ms).unref())]);
+}
+
+function exit(code) {
+  // Let stdout drain before leaving.
+  realStdoutWrite('', () => process.exit(code));
+}
+
+async function handleLine(line) {
+  if (!line.trim()) return;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (err) {
+    log('unparseable request:', line);
+    return;
+  }
+  const seq = req.seq;
+  try {
+    switch (req.type) {
+      case 'start':
+        reply({ seq, implementation: await start(req) });
+        return;
+      case 'stop':
+        await withTimeout(shutdown().catch(err => log('shutdown error:', err)), 5000);
+        reply({ seq, stopped: true });
+        exit(0);
+        return;
+      case 'op':
+        reply({ seq, result: await runOp(req) });
+        return;
+      default:
+        throw new Error(`unknown request type ${JSON.stringify(req.type)}`);
+    }
+  } catch (err) {
+    if (err instanceof Skip) {
+      reply({ seq, skipped: true, reason: err.message });
+      return;
+    }
+    const message = err && err.message ? err.message : String(err);
+    const out = { seq, errored: true, message };
+    if (err && err.stack) out.traceback = String(err.stack);
+    reply(out);
+  } finally {
+    Date.now = realDateNow;
+  }
+}
+
+function main() {
+  let chain = Promise.resolve();
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
+  rl.on('line', line => {
+    chain = chain.then(() => handleLine(line)).catch(err => log('internal error:', err && err.stack ? err.stack : err));
+  });
+  rl.on('close', () => {
+    chain = chain
+      .then(() => withTimeout(shutdown(), 5000))
+      .catch(err => log('shutdown error:', err))
+      .then(() => exit(0));
+  });
+}
+
+process.on('unhandledRejection', err => log('unhandled rejection:', err && err.stack ? err.stack : err));
+
+main();

@@ -1,0 +1,84 @@
+"""The command: candidate: protocol validation, and a broken adapter never breaks the run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.command_candidate import reply_problem
+
+FAULTY = Path(__file__).parent / "adapters" / "faulty.py"
+SELECT = "band-bump/2-same-ms or band-bump/3-same-ms or promote-range/promote-op-missing"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize(
+    ("mode", "cause"),
+    [
+        ("garbage", "adapter wrote a line that is not JSON: 'this is not json'"),
+        ("crash", "adapter exited with code 3; stderr: about to crash"),
+        ("hang", "adapter sent no reply within 1 s; stderr: thinking very hard"),
+        ("badseq", "adapter answered seq 8 to request seq 1"),
+        ("schema", "reply does not match the adapter protocol"),
+        ("errored", "ValueError: nope"),
+    ],
+)
+def test_faulty_adapter_makes_vectors_errored_and_run_goes_on(
+        tmp_path: Path, redis_url: str, mode: str, cause: str) -> None:
+    report = tmp_path / "r.json"
+    proc = run_cli("run", "-q", "--redis", redis_url, "--adapter-timeout", "1", "-k", SELECT,
+                   "--candidate", f"command:{sys.executable} {FAULTY} {mode}",
+                   "--report-json", str(report))
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+    assert "Traceback" not in proc.stderr
+    results = json.loads(report.read_text())["results"]
+    assert len(results) == 3  # every selected vector ran: the adapter was restarted
+    assert all(r["outcome"] == "errored" for r in results), results
+    assert all(cause in r["message"] for r in results), results[0]["message"]
+
+
+def test_skipped_reply_skips_the_vector(tmp_path: Path, redis_url: str) -> None:
+    report = tmp_path / "r.json"
+    proc = run_cli("run", "-q", "--redis", redis_url, "-k", SELECT, "--candidate",
+                   f"command:{sys.executable} {FAULTY} skip", "--report-json", str(report))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    results = json.loads(report.read_text())["results"]
+    assert {r["outcome"] for r in results} == {"skipped"}
+    assert "not supported by faulty" in results[0]["message"]
+
+
+def test_missing_adapter_program_is_errored(tmp_path: Path, redis_url: str) -> None:
+    report = tmp_path / "r.json"
+    proc = run_cli("run", "-q", "--redis", redis_url, "-k", "band-bump/2-same-ms",
+                   "--candidate", "command:/nonexistent/adapter --flag",
+                   "--report-json", str(report))
+    assert proc.returncode == 1
+    result = json.loads(report.read_text())["results"][0]
+    assert result["outcome"] == "errored" and "cannot start adapter" in result["message"]
+
+
+def test_adapter_check_reports_protocol_errors(redis_url: str) -> None:
+    proc = run_cli("adapter", "check", f"{sys.executable} {FAULTY} schema", "--redis", redis_url)
+    assert proc.returncode == 1
+    assert "ok   start" in proc.stdout
+    assert "FAIL adapter reply does not match the adapter protocol" in proc.stdout
+    proc = run_cli("adapter", "check", f"{sys.executable} {FAULTY} skip", "--redis", redis_url)
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.count("skipped: not supported by faulty") == 7
+
+
+def test_reply_schema() -> None:
+    assert reply_problem({"seq": 1, "result": {"job": None, "ttl": 0, "next": 5}}) is None
+    assert reply_problem({"seq": 1, "result": "7"}) is None
+    assert reply_problem({"seq": 1, "skipped": True, "reason": "x"}) is None
+    assert reply_problem({"seq": 1, "result": {"job": 1, "ttl": 0, "next": 0}}) is not None
+    assert reply_problem({"seq": 1, "errored": True}) is not None
+    assert reply_problem({"result": "1"}) is not None

@@ -1,0 +1,75 @@
+"""docs/examples/python_adapter.py: small, self-contained, and passing the whole suite."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.paths import ROOT
+
+EXAMPLE = "docs/examples/python_adapter.py"  # relative to ROOT, as ADAPTERS.md shows it
+ALLOWED_THIRD_PARTY = {"redis", "msgpack"}
+
+
+def adapter_command(scripts: Path) -> str:
+    return shlex.join([sys.executable, EXAMPLE, str(scripts)])
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_example_is_short_and_uses_only_stdlib_redis_msgpack() -> None:
+    source = (ROOT / EXAMPLE).read_text(encoding="utf-8")
+    assert len(source.splitlines()) < 100
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module, "no relative imports"
+            imported.add(node.module.split(".")[0])
+    assert {"redis", "msgpack"} <= imported
+    assert imported - ALLOWED_THIRD_PARTY <= set(sys.stdlib_module_names), imported
+
+
+@pytest.mark.parametrize("profile", ["bullmq", "echomq"])
+def test_example_passes_every_vector(profile: str, official_scripts: Path, redis_url: str,
+                                     tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = cli("run", "-q", "--profile", profile, "--redis", redis_url,
+               "--candidate", f"command:{adapter_command(official_scripts)}",
+               "--report-json", str(report))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    assert doc["profile"] == profile
+    assert doc["totals"]["failed"] == doc["totals"]["errored"] == 0, doc["totals"]
+    assert doc["totals"]["passed"] >= 140
+    other = "echomq" if profile == "bullmq" else "bullmq"
+    skipped = [r for r in doc["results"] if r["outcome"] == "skipped"]
+    assert all(r["area"] == "key-naming" and r["id"].startswith(f"key-naming/{other}-")
+               for r in skipped), skipped
+
+
+def test_adapter_check_accepts_the_example(official_scripts: Path, redis_url: str) -> None:
+    proc = cli("adapter", "check", adapter_command(official_scripts), "--redis", redis_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "all replies follow protocol 1" in proc.stdout
+
+
+def test_script_errors_become_errored_replies(official_scripts: Path, redis_url: str,
+                                              tmp_path: Path) -> None:
+    scripts = tmp_path / "scripts"
+    shutil.copytree(official_scripts, scripts)
+    (scripts / "promote-9.lua").write_text('return redis.error_reply("ERR boom")\n')
+    proc = cli("adapter", "check", adapter_command(scripts), "--redis", redis_url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # errored is a valid reply
+    assert "promote(jobId=2): errored: ResponseError: boom" in proc.stdout, proc.stdout
