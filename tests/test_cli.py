@@ -33,7 +33,8 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
     proc = cli("run", "--redis", redis_url, "--report-json", str(report),
                "--junit-xml", str(junit))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
-    assert "bullmq-conformance 0.1.0: candidate reference, profile bullmq, redis url redis" \
+    assert "bullmq-conformance 0.1.0: candidate reference [" in proc.stdout
+    assert "], profile bullmq, redis url redis" \
         in proc.stdout
     doc = json.loads(report.read_text())
     assert set(doc) >= {"suite_version", "candidate", "profile", "redis", "totals", "results"}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every candidate the suite ships or proves itself on, under both key profiles:
+#   reference (our Lua), the official PyPI bullmq scripts, the official Python client,
+#   the official Node client (npm bullmq, through its adapter), and the example adapter
+#   from docs/; then the textbook pattern, which must fail exactly its expectations file.
+# Usage: ci/candidates.sh [extra `bullmq-conformance run` options, e.g. --redis SPEC]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+commands="$(python -c 'import bullmq, pathlib; print(pathlib.Path(bullmq.__file__).parent / "commands")')"
+python="$(command -v python)"
+for profile in bullmq echomq; do
+  for candidate in reference "scripts:$commands" bullmq-py bullmq-node \
+      "command:$python docs/examples/python_adapter.py $commands"; do
+    echo "--- $candidate, profile $profile"
+    bullmq-conformance run -q --candidate "$candidate" --profile "$profile" "$@"
+  done
+done
+echo "--- textbook example (must fail exactly examples/textbook/expectations.yaml)"
+bullmq-conformance run -q --candidate "command:$python examples/textbook/adapter.py" \
+  --expect examples/textbook/expectations.yaml "$@"
