@@ -7,6 +7,7 @@ A candidate that crashes is reported as an *error* (setup phase); a wrong state 
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -101,6 +102,11 @@ class ConformanceRun:
             return
         if reporter is not None and self.config.get_verbosity() < 0:
             reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Exempt the loaded vectors from garbage collection: they live for the whole run,
+        and rescanning them in every collection slows each vector down."""
+        gc.freeze()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
