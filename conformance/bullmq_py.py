@@ -10,7 +10,13 @@ Each op goes through the package's own Python code, not through our script runne
   on a `Job` handle for the id (the scripts read nothing but the id);
 - `changeDelay` has no Python API. The package ships `changeDelay-4.lua` but does not load it;
   if a `Scripts` object ever has it in its `commands`, it is called with PROTOCOL §7.3 args,
-  otherwise the op raises `CandidateSkipped`.
+  otherwise the op raises `CandidateSkipped`;
+- `moveToDelayed` with `skipAttempt` and a delay >= 0 is `Job.moveToDelayed(now + delay, token)`
+  (the public API, which always skips the attempt and clamps a negative delay to 0); otherwise
+  it is `Scripts.moveToDelayed(id, now, delay, token, {"skipAttempt": ...})`, the call
+  `Job.moveToFailed` makes for a retry with backoff (without its `fieldsToUpdate`);
+- `pause` and `resume` are `Queue.pause()` and `Queue.resume()`; the result is the script's
+  reply (the legacy paused jobs left, 0 when pausing).
 
 The package is asyncio-based; the candidate owns one private event loop and runs each op to
 completion on it. The package reads the wall clock (`time.time()` in `bullmq.job` and
@@ -41,14 +47,18 @@ from reference_impl.ops import (
     ChangeDelay,
     ChangePriority,
     MoveToActive,
+    MoveToDelayed,
     Op,
+    Pause,
     Promote,
     Result,
+    Resume,
     fetched,
 )
 
 INSTALL_HINT = "--candidate bullmq-py needs the official client: pip install bullmq==3.4.4"
-#: The package modules whose `time.time()` an op can reach (Job.__init__, Scripts.moveToActive).
+#: The package modules whose `time.time()` an op can reach (Job.__init__, Job.moveToDelayed,
+#: Scripts.moveToActive).
 CLOCK_MODULES = ("bullmq.job", "bullmq.scripts")
 #: KEYS of changeDelay-4 (PROTOCOL.md §7.3).
 CHANGE_DELAY_KEYS = ("delayed", "meta", "marker", "events")
@@ -157,6 +167,9 @@ class PythonClientCandidate:
             Promote: self._promote,
             ChangeDelay: self._change_delay,
             ChangePriority: self._change_priority,
+            MoveToDelayed: self._move_to_delayed,
+            Pause: self._pause,
+            Resume: self._pause,
         }
         return handlers[type(op)](self._queue_for(queue), op)
 
@@ -250,6 +263,35 @@ class PythonClientCandidate:
             context = {"jobId": op.job_id, "command": "changePriority"}
             return _code_or_raise(queue, exc, context, "Job.changePriority")
         return 0
+
+    def _move_to_delayed(self, queue: Any, op: MoveToDelayed) -> Result:
+        if op.skip_attempt and op.delay >= 0:
+            # Job.moveToDelayed reads the (frozen) clock: delay = timestamp - now.
+            job = _job_handle(queue, op.job_id)
+            call, what = job.moveToDelayed(op.now + op.delay, op.token), "Job.moveToDelayed"
+        else:
+            opts = {"skipAttempt": op.skip_attempt}
+            call = queue.scripts.moveToDelayed(op.job_id, op.now, op.delay, op.token, opts)
+            what = "Scripts.moveToDelayed"
+        try:
+            reply = self._run(call, op.now, what)
+        except _PackageError as exc:
+            context = {"jobId": op.job_id, "command": "moveToDelayed", "state": "active"}
+            return _code_or_raise(queue, exc, context, what)
+        if reply is not None:  # only a fetch-next (never asked for) returns a job
+            raise CandidateError(f"{what} returned {reply!r}, expected nothing")
+        return 0
+
+    def _pause(self, queue: Any, op: Pause | Resume) -> Result:
+        pausing = isinstance(op, Pause)
+        what = "Queue.pause" if pausing else "Queue.resume"
+        try:
+            reply = self._run(queue.pause() if pausing else queue.resume(), None, what)
+        except _PackageError as exc:
+            raise CandidateError(f"{what} raised {exc}") from None
+        if isinstance(reply, bool) or not isinstance(reply, int):
+            raise CandidateError(f"{what} returned {reply!r}, expected an integer")
+        return reply
 
     def _change_delay(self, queue: Any, op: ChangeDelay) -> Result:
         scripts = queue.scripts

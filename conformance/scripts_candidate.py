@@ -26,9 +26,12 @@ from reference_impl.ops import (
     ChangeDelay,
     ChangePriority,
     MoveToActive,
+    MoveToDelayed,
     Op,
+    Pause,
     Promote,
     Result,
+    Resume,
     fetched,
 )
 
@@ -62,7 +65,18 @@ LAYOUTS: dict[str, Layout] = {
         Layout("changeDelay", ("delayed", "meta", "marker", "events")),
         Layout("changePriority", ("wait", "paused", "meta", "prioritized", "active", "pc",
                                   "marker")),
+        # KEYS[1] and KEYS[2] are swapped for resume; "{job}" is the job's own key.
+        Layout("pause", ("wait", "paused", "meta", "prioritized", "events", "delayed", "marker")),
+        Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}", "events",
+                                 "meta", "stalled", "wait", "limiter", "pc")),
     )
+}
+#: Other key layouts a release may ship under the same name (resolved by name and key count).
+ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
+    # the v6.2.0 source tree: `paused` as KEYS[11], pc moved to KEYS[12]
+    "moveToDelayed": (Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed",
+                                               "{job}", "events", "meta", "stalled", "wait",
+                                               "limiter", "paused", "pc")),),
 }
 _ADD_SCRIPT = {"standard": "addStandardJob", "delayed": "addDelayedJob",
                "prioritized": "addPrioritizedJob"}
@@ -79,6 +93,7 @@ class ScriptsCandidate:
         self.directory = directory
         self._label = label or f"scripts:{directory}"
         self._texts: dict[str, str] = {}
+        self._layouts: dict[str, Layout] = {}
         self._scripts: dict[tuple[int, str], Script] = {}
 
     @property
@@ -88,9 +103,18 @@ class ScriptsCandidate:
 
     @property
     def version(self) -> str:
-        """The directory, and how many of the needed scripts it holds."""
-        found = sum((self.directory / lay.file_name).is_file() for lay in LAYOUTS.values())
-        return f"{self.directory} ({found}/{len(LAYOUTS)} scripts)"
+        """The directory, how many of the needed scripts it holds, and which variants."""
+        found = [lay for lay in map(self._find, LAYOUTS) if lay is not None]
+        variants = [lay.file_name for lay in found if lay != LAYOUTS[lay.name]]
+        extra = f", using {', '.join(variants)}" if variants else ""
+        return f"{self.directory} ({len(found)}/{len(LAYOUTS)} scripts{extra})"
+
+    def _find(self, name: str) -> Layout | None:
+        """The layout whose file exists: the 6.x registry layout first, then the variants."""
+        for layout in (LAYOUTS[name], *ALTERNATE_LAYOUTS.get(name, ())):
+            if (self.directory / layout.file_name).is_file():
+                return layout
+        return None
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:
         """Nothing to start: scripts run through the client passed to apply()."""
@@ -98,26 +122,32 @@ class ScriptsCandidate:
     def close(self) -> None:
         """Nothing to stop."""
 
-    def _text(self, layout: Layout) -> str:
-        if layout.name not in self._texts:
-            path = self.directory / layout.file_name
-            if not path.is_file():
-                others = sorted(p.name for p in self.directory.glob(f"{layout.name}-*.lua"))
-                hint = f"; found {', '.join(others)}, but 6.x takes {len(layout.keys)} KEYS" \
+    def _layout(self, name: str) -> Layout:
+        if name not in self._layouts:
+            layout = self._find(name)
+            if layout is None:
+                wanted = LAYOUTS[name]
+                others = sorted(p.name for p in self.directory.glob(f"{name}-*.lua"))
+                hint = f"; found {', '.join(others)}, but 6.x takes {len(wanted.keys)} KEYS" \
                     if others else ""
-                raise CandidateError(f"missing script {layout.file_name} in {self.directory}"
+                raise CandidateError(f"missing script {wanted.file_name} in {self.directory}"
                                      f"{hint}")
-            self._texts[layout.name] = resolve(path)
-        return self._texts[layout.name]
+            self._texts[name] = resolve(self.directory / layout.file_name)
+            self._layouts[name] = layout
+        return self._layouts[name]
 
-    def _call(self, client: redis.Redis, queue: QueueRef, name: str, args: list[Any]) -> Any:
-        layout = LAYOUTS[name]
+    def _call(self, client: redis.Redis, queue: QueueRef, name: str, args: list[Any],
+              job_id: str = "", swap: bool = False) -> Any:
+        layout = self._layout(name)
         cache_key = (id(client), name)
         script = self._scripts.get(cache_key)
         if script is None:
-            script = client.register_script(self._text(layout))
+            script = client.register_script(self._texts[name])
             self._scripts[cache_key] = script
-        keys = [queue.key(suffix) for suffix in layout.keys]
+        suffixes = list(layout.keys)
+        if swap:
+            suffixes[0], suffixes[1] = suffixes[1], suffixes[0]
+        keys = [queue.key(job_id if suffix == "{job}" else suffix) for suffix in suffixes]
         try:
             return script(keys=keys, args=args, client=client)
         except redis.ResponseError as exc:
@@ -132,6 +162,9 @@ class ScriptsCandidate:
             Promote: self._promote,
             ChangeDelay: self._change_delay,
             ChangePriority: self._change_priority,
+            MoveToDelayed: self._move_to_delayed,
+            Pause: self._pause,
+            Resume: self._pause,
         }[type(op)]
         return handler(client, queue, op)
 
@@ -162,6 +195,17 @@ class ScriptsCandidate:
     def _change_priority(self, client: redis.Redis, queue: QueueRef, op: ChangePriority) -> Result:
         args = [op.priority, queue.base, op.job_id, "1" if op.lifo else "0"]
         return _as_result(self._call(client, queue, "changePriority", args))
+
+
+    def _move_to_delayed(self, client: redis.Redis, queue: QueueRef, op: MoveToDelayed) -> Result:
+        args = [queue.base, op.now, op.job_id, op.token, op.delay,
+                "1" if op.skip_attempt else "0", "", "0"]
+        return _as_result(self._call(client, queue, "moveToDelayed", args, job_id=op.job_id))
+
+    def _pause(self, client: redis.Redis, queue: QueueRef, op: Pause | Resume) -> Result:
+        pausing = isinstance(op, Pause)
+        return _as_result(self._call(client, queue, "pause", ["paused" if pausing else "resumed"],
+                                     swap=not pausing))
 
 
 def _as_result(reply: Any) -> Result:

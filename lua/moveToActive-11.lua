@@ -52,34 +52,7 @@ local base = ARGV[1]
 local now = ARGV[2]
 local workerOpts = cmsgpack.unpack(ARGV[3])
 
---- @include "includes/getQueueMetadata"
---- @include "includes/promoteDelayedJobs"
---- @include "includes/getRateLimitTTL"
---- @include "includes/fetchNextJob"
---- @include "includes/activateJob"
---- @include "includes/getNextDelayedTimestamp"
+--- @include "includes/takeNextJob"
 
-local pausedOrMaxed, metaMax, metaDuration = getQueueMetadata(metaKey, activeKey)
-
-promoteDelayedJobs(delayedKey, markerKey, waitKey, prioritizedKey, eventsKey, base, now,
-  priorityCounterKey, pausedOrMaxed)
-
-local limiter = workerOpts["limiter"]
-local maxJobs = tonumber(metaMax or (limiter and limiter["max"]))
-local limitedFor = getRateLimitTTL(maxJobs, limiterKey)
-if limitedFor > 0 then
-  return {0, 0, limitedFor, 0}
-end
-
-if pausedOrMaxed then
-  return {0, 0, 0, 0}
-end
-
-local jobId = fetchNextJob(waitKey, activeKey, prioritizedKey, priorityCounterKey)
-if jobId then
-  local limiterDuration = (limiter and limiter["duration"]) or metaDuration
-  return activateJob(base, limiterKey, eventsKey, markerKey, jobId, now,
-    maxJobs, limiterDuration, workerOpts)
-end
-
-return {0, 0, 0, getNextDelayedTimestamp(delayedKey) or 0}
+return takeNextJob(waitKey, activeKey, prioritizedKey, eventsKey, limiterKey, delayedKey,
+  metaKey, priorityCounterKey, markerKey, base, now, workerOpts)

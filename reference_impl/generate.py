@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -137,18 +139,16 @@ def dump(document: dict[str, Any]) -> str:
 
 
 def all_areas() -> list[Area]:
-    """Every vector area, in file-name order."""
-    from reference_impl.cases import (
-        band_bump,
-        delayed_score,
-        key_naming,
-        next_wake,
-        priority_order,
-        promote_range,
-    )
+    """Every vector area: the `AREA` of each module in `reference_impl.cases`, by file name."""
+    import reference_impl.cases as package
 
-    modules = (band_bump, delayed_score, key_naming, next_wake, priority_order, promote_range)
-    return sorted((m.AREA for m in modules), key=lambda a: a.name)
+    areas = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        area = getattr(module, "AREA", None)
+        if isinstance(area, Area):
+            areas.append(area)
+    return sorted(areas, key=lambda a: a.name)
 
 
 def render_all(areas: Iterable[Area] | None = None) -> dict[str, str]:

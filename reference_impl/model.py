@@ -12,9 +12,12 @@ from reference_impl.ops import (
     ChangePriority,
     MoveResult,
     MoveToActive,
+    MoveToDelayed,
     Op,
+    Pause,
     Promote,
     Result,
+    Resume,
     fetched,
 )
 from reference_impl.store import JsonText, Store
@@ -23,7 +26,13 @@ from reference_impl.store import JsonText, Store
 DEFAULT_MAX_EVENTS = 10000
 #: Return codes (Node `ErrorCode`).
 JOB_NOT_EXIST = -1
+JOB_LOCK_NOT_EXIST = -2
 JOB_NOT_IN_STATE = -3
+JOB_LOCK_MISMATCH = -6
+#: Prefix of the fake marker ids BullMQ < 5 pushed into wait; 6.x scripts drop them.
+LEGACY_MARKER = "0:"
+#: Most legacy paused jobs one resume migrates into wait.
+RESUME_BATCH = 7000
 
 
 def lua_int_text(value: int) -> str:
@@ -97,6 +106,12 @@ class QueueModel:
                 return self.change_delay(op)
             case ChangePriority():
                 return self.change_priority(op)
+            case MoveToDelayed():
+                return self.move_to_delayed(op)
+            case Pause():
+                return self.pause()
+            case Resume():
+                return self.resume()
         raise TypeError(f"unknown op {op!r}")
 
     def add(self, op: Add) -> str:
@@ -166,6 +181,8 @@ class QueueModel:
         if paused_or_maxed:
             return fetched(None)
         job_id = self.store.rpop("wait")
+        if job_id is not None and job_id.startswith(LEGACY_MARKER):
+            job_id = self.store.rpop("wait")  # a pre-v5 marker id: dropped, popped once more
         if job_id is not None:
             self.store.lpush("active", job_id)
         else:
@@ -191,6 +208,9 @@ class QueueModel:
             return JOB_NOT_IN_STATE
         priority = self._priority_of(op.job_id)
         paused_or_maxed = self._paused_or_maxed()
+        waiting = self.store.lrange("wait")
+        if waiting and waiting[0].startswith(LEGACY_MARKER):
+            self.store.lpop("wait")
         if priority == 0:
             self.store.lpush("wait", op.job_id)
             self._base_marker(paused_or_maxed)
@@ -233,6 +253,55 @@ class QueueModel:
                 self._prioritize(op.job_id, op.priority, paused_or_maxed)
         self.store.hset(op.job_id, "priority", lua_int_text(op.priority))
         return 0
+
+    def move_to_delayed(self, op: MoveToDelayed) -> int:
+        """moveToDelayed-11: release the lock, leave active, re-score from (now, delay)."""
+        if not self.store.exists(op.job_id):
+            return JOB_NOT_EXIST
+        if op.token != "0":
+            lock = self.store.get(f"{op.job_id}:lock")
+            if lock is None:
+                return JOB_LOCK_NOT_EXIST
+            if lock != op.token:
+                return JOB_LOCK_MISMATCH
+            self.store.delete(f"{op.job_id}:lock")
+        if not self.store.lrem_last("active", op.job_id):
+            return JOB_NOT_IN_STATE
+        fire = self._insert_delayed(op.job_id, op.now, op.delay)
+        if not op.skip_attempt:
+            self.store.hincrby(op.job_id, "atm", 1)
+        self.store.hset(op.job_id, "delay", lua_int_text(op.delay))
+        self._max_events()
+        self._event("event", "delayed", "jobId", op.job_id, "delay", lua_int_text(fire))
+        self._delay_marker()
+        return 0
+
+    def pause(self) -> int:
+        """pause-7 'paused': flag meta and drop both markers; jobs stay where they are."""
+        self.store.hset("meta", "paused", "1")
+        self.store.delete("marker")
+        self._event("event", "paused")
+        return 0
+
+    def resume(self) -> int:
+        """pause-7 'resumed': clear the flag, migrate a legacy paused list, restore markers."""
+        self.store.hdel("meta", "paused")
+        left = 0
+        if self.store.exists("paused"):
+            if not self.store.exists("wait"):
+                self.store.rename("paused", "wait")
+            else:
+                batch = self.store.lrange("paused")[:RESUME_BATCH]
+                for job_id in batch:
+                    self.store.rpush("wait", job_id)
+                self.store.ltrim_left("paused", len(batch))
+                left = self.store.llen("paused")
+        if self.store.llen("wait") + len(self.store.zrange("prioritized")) > 0:
+            self.store.zadd("marker", 0, "0")
+        else:
+            self._delay_marker()
+        self._event("event", "resumed")
+        return left
 
 
 def json_text(value: Any) -> str:

@@ -5,7 +5,8 @@ its language, can report them the same way:
 
 - `Add` returns the job id as a string (or the existing id for a duplicate custom id);
 - `MoveToActive` returns `{"job": id or None, "ttl": rate-limit ms, "next": next fire ms}`;
-- `Promote`, `ChangeDelay` and `ChangePriority` return the script's integer code.
+- `Promote`, `ChangeDelay`, `ChangePriority` and `MoveToDelayed` return the script's integer
+  code; `Pause` and `Resume` return the number of legacy paused jobs left to migrate (0).
 """
 
 from __future__ import annotations
@@ -74,7 +75,29 @@ class ChangePriority:
     lifo: bool = False
 
 
-Op = Add | MoveToActive | Promote | ChangeDelay | ChangePriority
+@dataclass(frozen=True)
+class MoveToDelayed:
+    """Worker moves its active job back to delayed at `now` (a retry with a client-computed
+    backoff `delay`, or Job.moveToDelayed with skip_attempt)."""
+
+    job_id: str
+    now: int
+    delay: int
+    token: str = "tok"
+    skip_attempt: bool = False
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Queue.pause."""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Queue.resume."""
+
+
+Op = Add | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelayed | Pause | Resume
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {
@@ -83,8 +106,11 @@ OP_NAMES: dict[str, type[Op]] = {
     "promote": Promote,
     "changeDelay": ChangeDelay,
     "changePriority": ChangePriority,
+    "moveToDelayed": MoveToDelayed,
+    "pause": Pause,
+    "resume": Resume,
 }
-_FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration"}
+_FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration", "skip_attempt": "skipAttempt"}
 
 
 def op_to_dict(op: Op) -> dict[str, Any]:

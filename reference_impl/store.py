@@ -139,6 +139,14 @@ class Store:
         """RPUSH."""
         self._get(suffix, List).items.append(item)
 
+    def lpop(self, suffix: str) -> str | None:
+        """LPOP."""
+        if suffix not in self.keys:
+            return None
+        item = self._get(suffix, List).items.pop(0)
+        self._prune(suffix)
+        return item
+
     def rpop(self, suffix: str) -> str | None:
         """RPOP."""
         if suffix not in self.keys:
@@ -209,6 +217,31 @@ class Store:
     def hset(self, suffix: str, name: str, value: HashValue) -> None:
         """HSET of one field."""
         self._get(suffix, Hash).fields[name] = value
+
+    def hdel(self, suffix: str, name: str) -> None:
+        """HDEL of one field."""
+        if suffix in self.keys:
+            self._get(suffix, Hash).fields.pop(name, None)
+            self._prune(suffix)
+
+    def lrange(self, suffix: str) -> list[str]:
+        """LRANGE 0 -1."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return []
+        if not isinstance(value, List):
+            raise WrongType(suffix)
+        return list(value.items)
+
+    def rename(self, source: str, target: str) -> None:
+        """RENAME."""
+        self.keys[target] = self.keys.pop(source)
+
+    def ltrim_left(self, suffix: str, count: int) -> None:
+        """LTRIM key count -1: drop the first `count` items."""
+        if suffix in self.keys:
+            del self._get(suffix, List).items[:count]
+            self._prune(suffix)
 
     def hincrby(self, suffix: str, name: str, by: int) -> int:
         """HINCRBY."""

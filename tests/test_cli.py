@@ -46,8 +46,8 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
     ids = {r["id"] for r in doc["results"]}
     assert "band-bump/4097-saturates" in ids
     assert {r["area"] for r in doc["results"]} == {
-        "band-bump", "delayed-score", "key-naming", "next-wake", "priority-order",
-        "promote-range"}
+        "band-bump", "change-delay", "change-priority", "delayed-score", "key-naming",
+        "next-wake", "pause", "priority-order", "promote-job", "promote-range", "reschedule"}
     cases = ET.parse(junit).getroot().iter("testcase")
     assert sum(1 for _ in cases) == len(doc["results"])
 

@@ -23,7 +23,7 @@ from conformance.vectors import Vector
 @dataclass(frozen=True)
 class Mutant:
     name: str
-    include: str
+    include: str  # a path under lua/; a bare name means lua/includes/<name>
     original: str
     replacement: str
     must_fail: tuple[str, ...]
@@ -69,10 +69,43 @@ MUTANTS = [
 ]
 
 
+# The lifecycle areas (changeDelay, moveToDelayed, changePriority) must catch these too.
+MUTANTS += [
+    Mutant(
+        "change-delay-without-band-bump",
+        "./changeDelay-4.lua",
+        'rcall("ZADD", delayedKey, score, jobId)',
+        'rcall("ZADD", delayedKey, fireAt * 0x1000, jobId)',
+        ("band-bump/change-delay-own-band", "change-delay/joins-band-of-two",
+         "change-delay/into-saturated-band"),
+        ("member '3': expected score 6963200020480002 (F=1700000005000 +2), "
+         "actual 6963200020480000 (F=1700000005000 +0)",),
+    ),
+    Mutant(
+        "move-to-delayed-forgets-marker",
+        "./moveToDelayed-11.lua",
+        "addDelayMarkerIfNeeded(markerKey, delayedKey)\nreturn 0",
+        "return 0",
+        ("next-wake/retry-earlier-lowers-wake", "next-wake/retry-refreshes-stale-wake"),
+        ("marker: zset differs",),
+    ),
+    Mutant(
+        "change-priority-reuses-old-counter",
+        "./changePriority-7.lua",
+        "    insertPrioritized(prioritizedKey, priorityCounterKey, markerKey, priority, jobId,\n"
+        "      pausedOrMaxed)",
+        "    rcall(\"ZADD\", prioritizedKey, priority * 0x100000000\n"
+        "      + tonumber(rcall(\"GET\", priorityCounterKey) or 0) % 0x100000000, jobId)",
+        ("priority-order/change-rescore", "priority-order/change-same-priority-to-back"),
+        ("prioritized: zset differs",),
+    ),
+]
+
+
 def _mutated_copy(tmp_path: Path, mutant: Mutant) -> Path:
     target = tmp_path / "lua"
     shutil.copytree(LUA_DIR, target)
-    path = target / "includes" / mutant.include
+    path = target / (mutant.include if "/" in mutant.include else f"includes/{mutant.include}")
     text = path.read_text()
     assert text.count(mutant.original) == 1, f"{mutant.name}: the mutation point moved"
     path.write_text(text.replace(mutant.original, mutant.replacement))

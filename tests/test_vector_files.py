@@ -23,7 +23,35 @@ REQUIRED_EDGES = [
     "priority-order/counter-wrap", "priority-order/fifo-in-tier-interleaved",
     "priority-order/plain-before-prioritized", "priority-order/custom-id-prioritized",
     "key-naming/bullmq-standard-add", "key-naming/echomq-standard-add",
+    # lifecycle areas
+    "reschedule/fixed-backoff-twice", "reschedule/exponential-backoff-3",
+    "reschedule/bump-one-in-band", "reschedule/prioritized-retry", "reschedule/lock-mismatch",
+    "reschedule/lock-missing", "reschedule/not-active-lock-deleted", "reschedule/missing-job",
+    "change-delay/joins-band-of-two", "delayed-score/change-delay-missing-job",
+    "delayed-score/change-delay-not-delayed", "change-priority/wait-pc-absent",
+    "change-priority/counter-not-reused", "change-priority/lifo-from-wait-no-incr",
+    "change-priority/zero-from-wait-lifo-next", "change-priority/hashless-id-minus-1",
+    "promote-job/fetched-after-waiting", "promote-job/active-minus-3",
+    "pause/fetch-while-paused", "pause/adds-while-paused", "pause/resume-with-waiting",
+    "next-wake/earlier-job-lowers-wake", "next-wake/later-job-keeps-wake",
+    "next-wake/fractional-after-head-moves", "next-wake/fetch-nothing-returns-next",
 ]
+
+
+def test_lifecycle_areas_add_at_least_120_vectors(all_vectors: list[Vector]) -> None:
+    lifecycle = {"reschedule", "change-delay", "change-priority", "promote-job", "pause"}
+    new_next_wake = {"retry-earlier-lowers-wake", "retry-later-keeps-wake",
+                     "retry-bumped-head-fraction", "fetch-next-after-retry",
+                     "pause-drops-both-markers", "resume-waiting-writes-only-0",
+                     "resume-delayed-only-writes-1", "resume-fractional-head",
+                     "promote-head-then-next", "retry-refreshes-stale-wake",
+                     "resume-empty-queue-no-marker", "fetch-skips-legacy-marker"}
+    new_key_naming = {f"{p}-{op}" for p in ("bullmq", "echomq") for op in ("retry", "pause")}
+    count = sum(1 for v in all_vectors
+                if v.area in lifecycle
+                or (v.area == "next-wake" and v.id.split("/")[1] in new_next_wake)
+                or (v.area == "key-naming" and v.id.split("/")[1] in new_key_naming))
+    assert count >= 120
 
 
 def test_regeneration_is_byte_identical_and_matches_disk() -> None:

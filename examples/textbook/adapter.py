@@ -196,6 +196,15 @@ OPS = {
     "changeDelay": Queue.change_delay,
     "changePriority": Queue.change_priority,
 }
+#: Ops the textbook pattern has no equivalent for: replied to as `skipped`, with the reason.
+UNSUPPORTED = {
+    "moveToDelayed": "the textbook delayed queue has no worker-side moveToDelayed: a retry "
+                     "there is a fresh ZADD of the raw fire time (as its changeDelay does), with "
+                     "no lock check, no attempt counter and no move out of `active`",
+    "pause": "the textbook delayed queue has no pause operation (it only honours a "
+             "`meta paused` that something else wrote)",
+    "resume": "the textbook delayed queue has no resume operation (it has no pause)",
+}
 
 
 def main() -> None:
@@ -216,7 +225,10 @@ def main() -> None:
             assert r is not None, "op before start"
             op = request["op"]
             try:
-                reply = {"result": OPS[op["op"]](Queue(r, request["base"]), op)}
+                if op["op"] in UNSUPPORTED:
+                    reply = {"skipped": True, "reason": UNSUPPORTED[op["op"]]}
+                else:
+                    reply = {"result": OPS[op["op"]](Queue(r, request["base"]), op)}
             except Exception as exc:
                 reply = {"errored": True, "message": f"{type(exc).__name__}: {exc}",
                          "traceback": traceback.format_exc()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reference_impl.cases import Area, Case, Flag, T, add, fetch
-from reference_impl.ops import ChangeDelay, MoveToActive, Promote
+from reference_impl.ops import ChangeDelay, MoveToActive, MoveToDelayed, Pause, Promote
 
 NOTES = {
     "key-names": Flag(
@@ -45,6 +45,11 @@ def _for(profile: str) -> list[Case]:
              (add("a", delay=5000), ChangeDelay("1", 1000, T)), flags, profile=profile),
         Case(f"{profile}-promote", f"promote moves the job to {where}wait.",
              (add("a", delay=5000), Promote("1")), flags, profile=profile),
+        Case(f"{profile}-retry", f"moveToDelayed deletes {where}<id>:lock and writes "
+             f"{where}delayed.", (add("a"), fetch(T), MoveToDelayed("1", T, 1000)),
+             (*flags, "lock"), profile=profile),
+        Case(f"{profile}-pause", f"pause writes {where}meta and deletes {where}marker.",
+             (add("a"), Pause()), flags, profile=profile),
     ]
 
 

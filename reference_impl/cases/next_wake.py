@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reference_impl.cases import Area, Case, Flag, S, T, add, fetch, job_hash, wait_list, zset
-from reference_impl.ops import ChangeDelay, Promote
+from reference_impl.ops import ChangeDelay, MoveToDelayed, Pause, Promote, Resume
 
 NOTES = {
     "marker-split": Flag(
@@ -98,6 +98,44 @@ def _cases() -> list[Case]:
              "After promotion, the next delayed add resets marker 1.",
              (add("a", delay=5000), fetch(F), add("b", delay=9000)),
              ("stale-after-promotion", "head-tracking")),
+        Case("retry-earlier-lowers-wake",
+             "A retry due before the delayed head moves marker 1 down.",
+             (add("d", delay=9000), add("w"), fetch(T), MoveToDelayed("2", T + 10, 1000)),
+             ("head-tracking",)),
+        Case("retry-later-keeps-wake", "A retry due after the delayed head leaves marker 1 alone.",
+             (add("d", delay=5000), add("w"), fetch(T), MoveToDelayed("2", T + 10, 60_000)),
+             ("head-tracking",)),
+        Case("retry-bumped-head-fraction",
+             "A retry bumped behind the head becomes head at F+1/4096.",
+             (add("d", delay=5000), add("w"), fetch(T), MoveToDelayed("2", T, 5000),
+              ChangeDelay("1", 9000, T)), ("fractional", "head-tracking")),
+        Case("fetch-next-after-retry",
+             "After its only job is retried, a fetch returns the retry F.",
+             (add("w"), fetch(T), MoveToDelayed("1", T + 20, 3000), fetch(T + 20)),
+             ("wake-division",)),
+        Case("pause-drops-both-markers", "Pausing deletes marker 0 and marker 1 together.",
+             (add("w"), add("d", delay=5000), Pause()), ("paused", "marker-split")),
+        Case("resume-waiting-writes-only-0", "Resume with waiting jobs writes marker 0, not 1.",
+             (add("w"), add("d", delay=5000), Pause(), Resume()), ("paused", "marker-split")),
+        Case("resume-delayed-only-writes-1",
+             "Resume with only delayed jobs writes marker 1 = head F.",
+             (add("d", delay=5000), Pause(), Resume()), ("paused", "wake-division")),
+        Case("resume-fractional-head", "Resume recomputes marker 1 from a bumped head: F + 1/4096.",
+             (add("a", delay=5000), add("b", delay=5000), ChangeDelay("1", 9000, T), Pause(),
+              Resume()), ("paused", "fractional")),
+        Case("promote-head-then-next",
+             "After the head is promoted and fetched, next is the new head.",
+             (add("a", delay=5000), add("b", delay=7000), Promote("1"), fetch(T), fetch(T)),
+             ("stale-after-promotion", "wake-division")),
+        Case("retry-refreshes-stale-wake", "A retry after a promotion replaces the stale marker 1.",
+             (add("a", delay=5000), fetch(F), MoveToDelayed("1", F, 2000)),
+             ("stale-after-promotion", "head-tracking")),
+        Case("resume-empty-queue-no-marker", "Resume on an empty queue writes no marker at all.",
+             (Pause(), Resume()), ("paused",)),
+        Case("fetch-skips-legacy-marker",
+             "A fetch drops a legacy \"0:\" id from wait and takes the next job.",
+             (fetch(T),), ("activation-marker",),
+             given={"wait": wait_list("w", f"0:{F}"), "w": job_hash({"name": "w"})}),
     ]
 
 

@@ -12,8 +12,18 @@
 //   promote        Job.fromId + job.promote()
 //   changeDelay    Job.fromId + job.changeDelay(delay)
 //   changePriority Job.fromId + job.changePriority({priority, lifo})
+//   moveToDelayed  with skipAttempt and delay >= 0: Job.fromId + job.moveToDelayed(now + delay,
+//                  token) (the public Job API, which always skips the attempt); otherwise the
+//                  backend moveToDelayed(id, now, delay, token, {skipAttempt}) that
+//                  Job.moveToFailed calls for a retry with backoff (no fieldsToUpdate, no
+//                  fetchNext)
+//   pause, resume  Queue.pause() / Queue.resume(), each one pass of the pause script; result
+//                  the script's reply (the legacy paused jobs left), seen in backend.execCommand.
+//                  Queue.resume() repeats the script (without the event) until that reply is 0;
+//                  the op is one pass, so the adapter hands the client 0 after the first one
 // When Job.fromId finds no hash, the op calls the same backend method the Job method wraps
-// (queue.backend.promote / changeDelay / changePriority), so the script still decides the code.
+// (queue.backend.promote / changeDelay / changePriority / moveToDelayed), so the script still
+// decides the code.
 // Negative script codes, which the client throws as errors carrying `code`, are mapped back to
 // the integer code. Date.now is replaced by the op's explicit time for the duration of each op.
 
@@ -64,8 +74,9 @@ async function withClock(now, fn) {
 }
 
 /**
- * For ops that carry no time (promote, changePriority): their scripts take none, so the client
- * should not read the clock. Any read is logged to stderr so a leak would be visible.
+ * For ops that carry no time (promote, changePriority, pause, resume): their scripts take none,
+ * so the client should not read the clock. Any read is logged to stderr so a leak would be
+ * visible.
  */
 async function withoutClock(opName, fn) {
   let warned = false;
@@ -279,6 +290,53 @@ async function opChangePriority(queue, op) {
   }));
 }
 
+async function opMoveToDelayed(queue, op) {
+  const jobId = String(op.jobId);
+  const token = String(op.token === undefined ? 'tok' : op.token);
+  const delay = op.delay;
+  const skipAttempt = !!op.skipAttempt;
+  return withClock(op.now, () => codeOf(async () => {
+    // Job.moveToDelayed(timestamp, token) passes delay = max(timestamp - Date.now(), 0) and
+    // skipAttempt: true, so it can only express skipAttempt with a non-negative delay.
+    const job = skipAttempt && delay >= 0 ? await Job.fromId(queue, jobId) : undefined;
+    if (job) {
+      await job.moveToDelayed(op.now + delay, token);
+    } else {
+      await queue.backend.moveToDelayed(jobId, Date.now(), delay, token, { skipAttempt });
+    }
+  }));
+}
+
+/**
+ * Queue.pause() / Queue.resume() with the reply of their pause script. Both go through
+ * backend.execCommand(client, 'pause', args); it is wrapped for the call to record the first
+ * reply. Queue.resume() loops while the reply (legacy jobs left in the pre-v6 `paused` list, moved
+ * 7000 per pass) is above 0; the op is one pass, so the loop is told 0 after the first pass.
+ */
+async function opPause(queue, op) {
+  const backend = queue.backend;
+  const own = Object.prototype.hasOwnProperty.call(backend, 'execCommand');
+  const original = backend.execCommand;
+  let reply;
+  backend.execCommand = async function (client, name, args) {
+    const result = await original.call(this, client, name, args);
+    if (name !== 'pause') return result;
+    if (reply !== undefined) throw new Error('Queue.' + op.op + '() ran the pause script twice');
+    reply = Number(result);
+    return 0;
+  };
+  try {
+    await withoutClock(op.op, () => (op.op === 'pause' ? queue.pause() : queue.resume()));
+  } finally {
+    if (own) backend.execCommand = original;
+    else delete backend.execCommand;
+  }
+  if (reply === undefined || !Number.isInteger(reply)) {
+    throw new Error(`Queue.${op.op}() did not return an integer from the pause script: ${reply}`);
+  }
+  return reply;
+}
+
 async function runOp(req) {
   if (!state.connection) throw new Error('op before start');
   const op = req.op || {};
@@ -294,6 +352,11 @@ async function runOp(req) {
       return opChangeDelay(queue, op);
     case 'changePriority':
       return opChangePriority(queue, op);
+    case 'moveToDelayed':
+      return opMoveToDelayed(queue, op);
+    case 'pause':
+    case 'resume':
+      return opPause(queue, op);
     default:
       throw new Error(`unknown op ${JSON.stringify(op.op)}`);
   }
