@@ -23,8 +23,11 @@ from reference_impl.ops import (
     ChangeDelay,
     ChangePriority,
     MoveToActive,
+    MoveToDelayed,
     Op,
+    Pause,
     Promote,
+    Resume,
     op_to_dict,
 )
 
@@ -39,6 +42,9 @@ SMOKE: tuple[tuple[Op, type], ...] = (
     (Promote("2"), int),
     (ChangeDelay("404", 1000, T), int),
     (ChangePriority("3", 1), int),
+    (MoveToDelayed("1", T + 10, 1000), int),
+    (Pause(), int),
+    (Resume(), int),
 )
 
 

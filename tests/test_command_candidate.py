@@ -72,7 +72,7 @@ def test_adapter_check_reports_protocol_errors(redis_url: str) -> None:
     assert "FAIL adapter reply does not match the adapter protocol" in proc.stdout
     proc = run_cli("adapter", "check", f"{sys.executable} {FAULTY} skip", "--redis", redis_url)
     assert proc.returncode == 0, proc.stdout
-    assert proc.stdout.count("skipped: not supported by faulty") == 7
+    assert proc.stdout.count("skipped: not supported by faulty") == 10
 
 
 def test_reply_schema() -> None:
