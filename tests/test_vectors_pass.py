@@ -6,6 +6,7 @@ real protocol.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,22 @@ def test_runs_leave_no_keys_behind(all_vectors: list[Vector], redis_server: Serv
     _run_all(all_vectors[:20], LUA_DIR, redis_server, "bullmq")
     after = set(client.scan_iter(match="*bmqc-*", count=1000))
     assert after <= before
+
+
+def test_source_tree_move_to_delayed_12_is_found_and_named(
+        tmp_path: Path, all_vectors: list[Vector], redis_server: ServerInfo,
+        official_scripts: Path) -> None:
+    """The v6.2.0 source tree ships moveToDelayed-12 (paused as KEYS[11], pc as KEYS[12])."""
+    scripts = tmp_path / "commands"
+    shutil.copytree(official_scripts, scripts)
+    eleven = scripts / "moveToDelayed-11.lua"
+    text = eleven.read_text()
+    assert text.count("KEYS[11]") >= 1
+    (scripts / "moveToDelayed-12.lua").write_text(text.replace("KEYS[11]", "KEYS[12]"))
+    eleven.unlink()
+    candidate = ScriptsCandidate(scripts)
+    assert "using moveToDelayed-12.lua" in candidate.version
+    reschedule = [v for v in all_vectors if v.area == "reschedule"]
+    outcomes = _run_all(reschedule, scripts, redis_server, "bullmq")
+    assert outcomes["failed"] == [] and outcomes["errored"] == []
+    assert len(outcomes["passed"]) == len(reschedule)
