@@ -116,11 +116,50 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
                        help="directory to check (default: the bundled vectors)")
 
+    conc = sub.add_parser("concurrency", help="race N fetchers on one queue and check that "
+                                             "every job is claimed exactly once, in order")
+    conc.add_argument("--candidate", default="reference", metavar="SPEC",
+                      help=f"{SPEC_HELP} (default: reference)")
+    conc.add_argument("--workers", type=int, default=8, metavar="N",
+                      help="concurrent fetchers, each with its own connection (default: 8)")
+    conc.add_argument("--jobs", type=int, default=2000, metavar="M", help="jobs (default: 2000)")
+    conc.add_argument("--redis", default="auto", metavar="SPEC",
+                      help=f"{REDIS_HELP} (default: auto)")
+    conc.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                      help="key profile (default: bullmq)")
+    conc.add_argument("--seed", type=int, default=0, metavar="S",
+                      help="seed of the job mix (default: 0)")
+    conc.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                      help="give up after S seconds (default: 60)")
+    conc.add_argument("--textbook", action="store_true",
+                      help="race the textbook ZRANGEBYSCORE + ZREM claim on a raw ZSET instead")
+
+    props = sub.add_parser("properties", help="random op sequences against a candidate and "
+                                              "the model, shrunk to a vector on failure")
+    props.add_argument("--candidate", default="reference", metavar="SPEC",
+                       help=f"{SPEC_HELP} (default: reference)")
+    props.add_argument("--examples", type=int, default=100, metavar="N",
+                       help="op sequences to run (default: 100)")
+    props.add_argument("--seed", type=int, metavar="S", help="seed (default: a random one)")
+    props.add_argument("--redis", default="auto", metavar="SPEC",
+                       help=f"{REDIS_HELP} (default: auto)")
+    props.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                       help="key profile (default: bullmq)")
+
     bench = sub.add_parser("bench", help="time the full vector set against the reference")
     bench.add_argument("--redis", default="auto", metavar="SPEC",
                        help=f"{REDIS_HELP} (default: auto)")
     bench.add_argument("--repeat", type=int, default=3, metavar="N",
                        help="timed passes; the best is reported (default: 3)")
+    mut = sub.add_parser("mutants", help="mutation self-test: every catalog mutant of a scripts "
+                                         "directory must fail a vector")
+    mut.add_argument("--scripts", default="reference", metavar="reference|official|DIR",
+                     help="scripts to mutate: our lua/, the installed PyPI bullmq's, or a "
+                          "directory (default: reference)")
+    mut.add_argument("--redis", default="auto", metavar="SPEC",
+                     help=f"{REDIS_HELP} (default: auto)")
+    mut.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                     help="key profile (default: bullmq)")
     return parser
 
 
@@ -274,6 +313,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                               args.adapter_timeout)
         if args.command == "expectations":
             return cmd_expectations(args)
+        if args.command == "mutants":
+            from conformance.mutants import main as mutants_main
+
+            return mutants_main(args)
+        if args.command == "properties":
+            try:
+                from conformance.properties import main as properties_main
+            except ModuleNotFoundError as exc:
+                raise UsageError(f"properties needs {exc.name}: pip install hypothesis") from None
+            return properties_main(args)
+        if args.command == "concurrency":
+            from conformance.concurrency import main as concurrency_main
+
+            return concurrency_main(args)
         from conformance.bench import main as bench_main
 
         return bench_main(args.redis, args.repeat)

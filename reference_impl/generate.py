@@ -53,11 +53,17 @@ RULES: dict[str, str] = {
 CLIENT_VERSION = r"[A-Za-z0-9_.-]+:[0-9][0-9A-Za-z.+-]*"
 
 
-def _client_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
+def client_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The expected meta hash: what the scripts wrote (`meta`, a form entry or None) plus what a
+    client may add when it opens a queue (the client-meta rule)."""
     fields = dict(meta["hash"]) if meta else {}
     fields.setdefault("opts.maxLenEvents", {"optional": "10000"})
     fields["version"] = {"optional": CLIENT_VERSION}
     return {"hash": dict(sorted(fields.items()))}
+
+
+#: The former private name, kept working.
+_client_meta = client_meta
 
 
 def expect_for(case: Case) -> dict[str, Any]:
@@ -65,7 +71,7 @@ def expect_for(case: Case) -> dict[str, Any]:
     model = QueueModel(form_to_store(dict(case.given)))
     returns = [model.apply(op) for op in case.when]
     written = store_to_form(model.store)
-    keys = {**written, "meta": _client_meta(written.get("meta"))}
+    keys = {**written, "meta": client_meta(written.get("meta"))}
     expect: dict[str, Any] = {"returns": returns, "keys": dict(sorted(keys.items()))}
     if case.profile is not None:
         profile = PROFILES[case.profile]

@@ -1,0 +1,258 @@
+"""`bullmq-conformance mutants`: the mutation self-test of the vector set.
+
+For each mutant of `conformance.mutant_catalog`, the scripts directory is copied to a temporary
+directory, the mutant's textual replacements are applied, and the vectors are run against the
+copy (`ScriptsCandidate` + `run_vector`, in-process, on one Redis) until one fails or errors:
+the mutant is *killed* by that vector. A mutant no vector catches *survived*. Vectors run cheap
+first (fewest ops, seeded and expected members), and the small vectors that killed earlier
+mutants are tried first, so most mutants die within a few vectors.
+
+A killing vector must pass on the unmutated scripts; one that does not is excluded (and named),
+so a directory with known failures still gets a meaningful score.
+
+Exit codes: 0 every mutant killed; 1 a mutant survived; 2 catalog error (a pattern matches
+nothing, or for `lua/`-style scripts more than one file) or usage error; 3 infrastructure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import redis
+
+from conformance.errors import HarnessError, UsageError
+from conformance.mutant_catalog import CATALOG, Mutant, Replacement
+from conformance.paths import LUA_DIR, VECTORS_DIR
+from conformance.runner import QueueNames, run_vector
+from conformance.scripts_candidate import ScriptsCandidate
+from conformance.servers import client_for, provision
+from conformance.session import profile_for
+from conformance.vectors import Vector, iter_vectors, load_dir
+from reference_impl.keys import KeyProfile
+
+EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = 0, 1, 2
+
+#: "includes": our `lua/` layout (patterns live in one file); "inlined": the official scripts.
+Flavor = Literal["includes", "inlined"]
+#: Killing vectors up to this cost are tried first on later mutants; big ones stay in place.
+CHEAP_KILLER_COST = 1000
+
+
+class CatalogError(HarnessError):
+    """A mutant does not apply to the target directory: a defect of the catalog."""
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    """The outcome of one mutant: killed by `vector_id` or survived, and how long it took."""
+
+    mutant: Mutant
+    killed: bool
+    vector_id: str | None
+    seconds: float
+
+
+def resolve_scripts(spec: str) -> Path:
+    """The directory `--scripts` names: `reference` (our lua/), `official` (PyPI bullmq), DIR."""
+    if spec == "reference":
+        return LUA_DIR
+    if spec == "official":
+        try:
+            import bullmq
+        except ImportError:
+            raise UsageError("--scripts official: the bullmq package is not installed "
+                             "(pip install -e '.[dev]' or pip install bullmq==3.4.4)") from None
+        return Path(bullmq.__file__).parent / "commands"
+    path = Path(spec)
+    if not path.is_dir() or not any(path.glob("*.lua")):
+        raise UsageError(f"--scripts {spec}: not a directory of *.lua scripts")
+    return path
+
+
+def flavor_of(directory: Path) -> Flavor:
+    """`includes` when the directory has an `includes/` folder (our layout), else `inlined`."""
+    return "includes" if (directory / "includes").is_dir() else "inlined"
+
+
+def read_scripts(directory: Path) -> dict[str, str]:
+    """Every `*.lua` file under `directory`, by path relative to it."""
+    return {str(p.relative_to(directory)): p.read_text(encoding="utf-8")
+            for p in sorted(directory.rglob("*.lua"))}
+
+
+def replacements_for(mutant: Mutant, flavor: Flavor) -> tuple[Replacement, ...]:
+    """The mutant's replacement list for a directory of this flavor."""
+    return mutant.ours if flavor == "includes" else mutant.official
+
+
+def mutate(texts: dict[str, str], mutant: Mutant, flavor: Flavor) -> dict[str, str]:
+    """The files the mutant changes, with their new text. Raises CatalogError.
+
+    Each replacement is applied, in order, to every file holding its pattern (all occurrences).
+    A pattern found nowhere is an error; so is one found in several files of an `includes`
+    directory, where each piece of logic lives in exactly one file.
+    """
+    current = dict(texts)
+    changed: set[str] = set()
+    for index, (old, new) in enumerate(replacements_for(mutant, flavor), start=1):
+        where = f"mutant {mutant.name}, {flavor} replacement {index}"
+        if old == new:
+            raise CatalogError(f"{where}: the replacement equals the pattern")
+        hits = [name for name, text in current.items() if old in text]
+        if not hits:
+            raise CatalogError(f"{where}: pattern {_short(old)} matches no script")
+        if flavor == "includes" and len(hits) > 1:
+            raise CatalogError(f"{where}: pattern {_short(old)} is in {len(hits)} files "
+                               f"({', '.join(hits)}); it must be in one")
+        for name in hits:
+            current[name] = current[name].replace(old, new)
+            changed.add(name)
+    return {name: current[name] for name in sorted(changed)}
+
+
+def _short(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return repr(first if len(first) <= 60 else first[:57] + "...")
+
+
+def check_catalog(directory: Path, catalog: Sequence[Mutant] = CATALOG) -> None:
+    """Raise CatalogError unless names are unique and every mutant applies to `directory`."""
+    names = [m.name for m in catalog]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise CatalogError(f"duplicate mutant names: {', '.join(duplicates)}")
+    texts, flavor = read_scripts(directory), flavor_of(directory)
+    for mutant in catalog:
+        mutate(texts, mutant, flavor)
+
+
+def write_mutant(source: Path, target: Path, mutant: Mutant) -> None:
+    """Copy `source` to `target` (which must not exist) and apply the mutant there."""
+    shutil.copytree(source, target)
+    for name, text in mutate(read_scripts(source), mutant, flavor_of(source)).items():
+        (target / name).write_text(text, encoding="utf-8")
+
+
+def _members(entries: Iterable[object]) -> int:
+    total = 0
+    for entry in entries:
+        body = next(iter(entry.values()), None) if isinstance(entry, dict) else None
+        total += len(body) if isinstance(body, list | dict) else 1
+    return total
+
+
+def vector_cost(vector: Vector) -> int:
+    """A size estimate: ops plus seeded and expected members (4096-job bands come last)."""
+    return len(vector.when) + _members(vector.given.values()) + _members(vector.keys.values())
+
+
+def order_vectors(vectors: Iterable[Vector], profile: KeyProfile) -> list[Vector]:
+    """The vectors that run under `profile`, cheapest first (file order breaks ties)."""
+    runnable = [v for v in vectors if v.profile in (None, profile.name)]
+    return sorted(runnable, key=vector_cost)
+
+
+class MutationRun:
+    """Runs mutants against one scripts directory on one Redis client."""
+
+    def __init__(self, source: Path, vectors: list[Vector], client: redis.Redis,
+                 profile: KeyProfile) -> None:
+        self.source = source
+        self.vectors = vectors
+        self.client = client
+        self.profile = profile
+        self.names = QueueNames()
+        self.excluded: list[str] = []
+        self._killers: list[Vector] = []
+        self._baseline = ScriptsCandidate(source, "baseline")
+        self._baseline_ok: dict[str, bool] = {}
+
+    def _passes_unmutated(self, vector: Vector) -> bool:
+        if vector.id not in self._baseline_ok:
+            verdict = run_vector(vector, self._baseline, self.client, self.profile, self.names)
+            self._baseline_ok[vector.id] = verdict.outcome in ("passed", "skipped")
+            if not self._baseline_ok[vector.id]:
+                self.excluded.append(vector.id)
+        return self._baseline_ok[vector.id]
+
+    def run(self, mutant: Mutant, workdir: Path) -> MutantResult:
+        """Apply `mutant` to a copy under `workdir` and run vectors until one catches it."""
+        started = time.perf_counter()
+        target = workdir / mutant.name
+        write_mutant(self.source, target, mutant)
+        candidate = ScriptsCandidate(target, f"mutant:{mutant.name}")
+        killer: Vector | None = None
+        try:
+            tried: set[str] = set()
+            for vector in [*self._killers, *self.vectors]:
+                if vector.id in tried or self._baseline_ok.get(vector.id) is False:
+                    continue
+                tried.add(vector.id)
+                verdict = run_vector(vector, candidate, self.client, self.profile, self.names)
+                if verdict.outcome in ("failed", "errored") and self._passes_unmutated(vector):
+                    killer = vector
+                    break
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+        if killer is not None and killer not in self._killers \
+                and vector_cost(killer) <= CHEAP_KILLER_COST:
+            self._killers = sorted([*self._killers, killer], key=vector_cost)
+        return MutantResult(mutant, killer is not None, killer.id if killer else None,
+                            time.perf_counter() - started)
+
+
+def score_line(results: Sequence[MutantResult]) -> str:
+    """`mutation score: K/N killed (P%)`, P rounded down (100% only when all are killed)."""
+    killed = sum(r.killed for r in results)
+    percent = killed * 100 // len(results) if results else 0
+    return f"mutation score: {killed}/{len(results)} killed ({percent}%)"
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the catalog against `args.scripts` on `args.redis` under `args.profile`."""
+    try:
+        return _run_catalog(args, CATALOG)
+    except CatalogError as exc:
+        print(f"bullmq-conformance: catalog error: {exc}", file=sys.stderr)
+        return EXIT_CATALOG
+
+
+def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
+    started = time.perf_counter()
+    source = resolve_scripts(args.scripts)
+    profile = profile_for(args.profile)
+    check_catalog(source, catalog)
+    vectors = order_vectors(iter_vectors(load_dir(VECTORS_DIR)), profile)
+    width = max(len(m.name) for m in catalog)
+    dwidth = max(len(m.defect) for m in catalog)
+    results: list[MutantResult] = []
+    with provision(args.redis) as server, tempfile.TemporaryDirectory() as tmp:
+        print(f"bullmq-conformance mutants: {len(catalog)} mutants of {source} "
+              f"({flavor_of(source)}), {len(vectors)} vectors, profile {profile.name}, "
+              f"redis {server.kind} {server.engine} {server.version}", flush=True)
+        client = client_for(server)
+        run = MutationRun(source, vectors, client, profile)
+        try:
+            for mutant in catalog:
+                result = run.run(mutant, Path(tmp))
+                results.append(result)
+                status = "killed" if result.killed else "SURVIVED"
+                print(f"  {mutant.name:<{width}}  {mutant.defect:<{dwidth}}  {status:<8}  "
+                      f"{result.vector_id or '-':<52} {result.seconds:6.2f} s", flush=True)
+        finally:
+            client.close()
+    for vector_id in run.excluded:
+        print(f"note: {vector_id} fails on the unmutated scripts; not counted as a kill")
+    survivors = [r.mutant.name for r in results if not r.killed]
+    if survivors:
+        print(f"survived: {', '.join(survivors)}")
+    print(f"{score_line(results)}; total {time.perf_counter() - started:.1f} s")
+    return EXIT_OK if not survivors else EXIT_SURVIVED

@@ -1,0 +1,93 @@
+"""The mutation self-test: the catalog applies to both script directories, and every mutant is
+killed by some vector (`bullmq-conformance mutants` exits 0 with a 100% score)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import cli, mutants
+from conformance.mutant_catalog import CATALOG, Mutant
+from conformance.paths import LUA_DIR
+from conformance.session import profile_for
+from conformance.vectors import Vector
+
+
+def test_catalog_has_at_least_25_uniquely_named_mutants() -> None:
+    names = [m.name for m in CATALOG]
+    assert len(CATALOG) >= 25
+    assert len(set(names)) == len(names)
+    assert all(m.defect and m.ours and m.official for m in CATALOG)
+
+
+@pytest.mark.parametrize("mutant", CATALOG, ids=lambda m: m.name)
+def test_mutant_applies_to_our_lua(mutant: Mutant) -> None:
+    changed = mutants.mutate(mutants.read_scripts(LUA_DIR), mutant, "includes")
+    assert changed, "no file changed"
+
+
+@pytest.mark.parametrize("mutant", CATALOG, ids=lambda m: m.name)
+def test_mutant_applies_to_the_official_scripts(mutant: Mutant, official_scripts: Path) -> None:
+    assert mutants.flavor_of(official_scripts) == "inlined"
+    changed = mutants.mutate(mutants.read_scripts(official_scripts), mutant, "inlined")
+    assert changed, "no file changed"
+
+
+def test_write_mutant_changes_only_the_copy(tmp_path: Path) -> None:
+    mutant = next(m for m in CATALOG if m.name == "shift-0x800")
+    original = (LUA_DIR / "includes/getDelayedScore.lua").read_text()
+    mutants.write_mutant(LUA_DIR, tmp_path / "copy", mutant)
+    mutated = (tmp_path / "copy/includes/getDelayedScore.lua").read_text()
+    assert "fireAt * 0x800" in mutated and "fireAt * 0x800" not in original
+    assert (LUA_DIR / "includes/getDelayedScore.lua").read_text() == original
+
+
+def test_unmatched_or_ambiguous_patterns_are_catalog_errors() -> None:
+    nowhere = Mutant("nowhere", "x", (("no such text", "y"),), (("no such text", "y"),))
+    with pytest.raises(mutants.CatalogError, match="matches no script"):
+        mutants.check_catalog(LUA_DIR, [nowhere])
+    everywhere = Mutant("everywhere", "x", (("local rcall = redis.call", "y"),), ())
+    with pytest.raises(mutants.CatalogError, match="it must be in one"):
+        mutants.check_catalog(LUA_DIR, [everywhere])
+    with pytest.raises(mutants.CatalogError, match="duplicate"):
+        mutants.check_catalog(LUA_DIR, [CATALOG[0], CATALOG[0]])
+
+
+def test_big_vectors_run_last(all_vectors: list[Vector]) -> None:
+    ordered = mutants.order_vectors(all_vectors, profile_for("bullmq"))
+    last = {v.id for v in ordered[-5:]}
+    assert {"band-bump/4097-saturates", "promote-range/1001-due",
+            "pause/legacy-7001-leaves-one"} <= last
+    assert all(v.profile in (None, "bullmq") for v in ordered)
+
+
+def test_catalog_error_exits_2(monkeypatch: pytest.MonkeyPatch, redis_url: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    bad = Mutant("bad", "x", (("no such text", "y"),), (("no such text", "y"),))
+    monkeypatch.setattr(mutants, "CATALOG", (bad,))
+    assert cli.main(["mutants", "--redis", redis_url]) == 2
+    assert "catalog error: mutant bad" in capsys.readouterr().err
+
+
+def test_a_surviving_mutant_exits_1(monkeypatch: pytest.MonkeyPatch, redis_url: str,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # Equivalent by construction: 7000 + 0 is 7000.
+    same = Mutant("equivalent", "no defect", (("LEGACY_BATCH = 7000", "LEGACY_BATCH = 7000 + 0"),),
+                  ())
+    monkeypatch.setattr(mutants, "CATALOG", (same,))
+    assert cli.main(["mutants", "--redis", redis_url]) == 1
+    out = capsys.readouterr().out
+    assert "SURVIVED" in out and "0/1 killed (0%)" in out
+
+
+@pytest.mark.parametrize("scripts", ["reference", "official"])
+def test_every_mutant_is_killed(scripts: str, redis_url: str, official_scripts: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "mutants", "--scripts",
+                           scripts, "--redis", redis_url], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "100%" in proc.stdout
+    assert f"{len(CATALOG)}/{len(CATALOG)} killed" in proc.stdout

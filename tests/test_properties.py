@@ -1,0 +1,121 @@
+"""The differential state machine: conforming scripts pass, a broken copy is caught and shrunk
+to a short vector that loads, validates and reproduces the failure."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance import cli
+from conformance.candidates import from_spec
+from conformance.paths import LUA_DIR
+from conformance.properties import PropertyResult, check_candidate
+from conformance.runner import QueueNames, run_vector
+from conformance.scripts_candidate import ScriptsCandidate
+from conformance.servers import ServerInfo, client_for
+from conformance.session import profile_for
+from conformance.vectors import load_file
+from reference_impl.generate import PROTOCOL, RULES, SCHEMA_VERSION
+
+#: A seed under which the broken copy is found and shrunk quickly (any seed finds it).
+BROKEN_SEED = 3
+PASTE_MARKER = "vector file (area `properties`):\n\n"
+
+
+@pytest.fixture(scope="module")
+def no_band_bump(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of lua/ whose delayed score never bumps within a band."""
+    target = tmp_path_factory.mktemp("no-band-bump") / "lua"
+    shutil.copytree(LUA_DIR, target)
+    path = target / "includes" / "getDelayedScore.lua"
+    text = path.read_text()
+    assert text.count("return topScore + 1, fireAt") == 1, "the mutation point moved"
+    path.write_text(text.replace("return topScore + 1, fireAt", "return bandFloor, fireAt"))
+    return target
+
+
+@pytest.fixture(scope="module")
+def broken_result(no_band_bump: Path, redis_server: ServerInfo) -> PropertyResult:
+    """The property check of the broken copy, run once for the tests that inspect it."""
+    return check_candidate(ScriptsCandidate(no_band_bump), redis_server.url, examples=100,
+                           seed=BROKEN_SEED)
+
+
+def _queue_keys(redis_server: ServerInfo) -> set[str]:
+    return set(client_for(redis_server).scan_iter(match="*bmqc-*", count=1000))
+
+
+def test_reference_passes_with_a_fixed_seed(redis_server: ServerInfo) -> None:
+    before = _queue_keys(redis_server)
+    result = check_candidate(from_spec("reference"), redis_server.url, examples=50, seed=1234)
+    assert result.passed, result.failure
+    assert (result.seed, result.failure, result.vector_yaml) == (1234, None, None)
+    assert result.examples >= 50
+    assert result.examples_per_second > 0
+    assert _queue_keys(redis_server) == before, "every example must delete its queue"
+
+
+def test_official_scripts_pass(official_scripts: Path, redis_server: ServerInfo) -> None:
+    result = check_candidate(ScriptsCandidate(official_scripts), f"url:{redis_server.url}",
+                             examples=30, seed=99)
+    assert result.passed, result.failure
+
+
+def test_a_seed_is_drawn_and_reported(redis_server: ServerInfo) -> None:
+    result = check_candidate(from_spec("reference"), redis_server.url, examples=3)
+    assert result.passed
+    assert isinstance(result.seed, int)
+
+
+def test_broken_band_bump_fails_with_a_short_vector(broken_result: PropertyResult) -> None:
+    assert not broken_result.passed
+    text = broken_result.failure
+    assert text is not None and "delayed: zset differs" in text
+    assert PASTE_MARKER in text
+    pasted = yaml.safe_load(text.split(PASTE_MARKER, 1)[1])
+    assert pasted == yaml.safe_load(broken_result.vector_yaml or "")
+    (vector,) = pasted
+    assert vector["id"].startswith("properties/")
+    assert (vector["flags"], vector["given"]) == ([], {})
+    assert 2 <= len(vector["when"]) <= 6, vector["when"]
+    assert len(vector["expect"]["returns"]) == len(vector["when"])
+    assert vector["when"][0]["timestamp"] >= 1_700_000_000_000
+
+
+def test_the_shrunk_vector_is_a_valid_vector_that_reproduces(
+        broken_result: PropertyResult, no_band_bump: Path, redis_server: ServerInfo,
+        tmp_path: Path) -> None:
+    tests = yaml.safe_load(broken_result.vector_yaml or "")
+    document = {"schema_version": SCHEMA_VERSION, "protocol": PROTOCOL, "area": "properties",
+                "description": "Found by the property check.",
+                "generator": {"source": "conformance/properties.py", "version": "0.1.0"},
+                "rules": RULES, "notes": {}, "number_of_tests": len(tests), "tests": tests}
+    path = tmp_path / "properties.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    (vector,) = load_file(path).vectors  # schema and consistency checks
+    client, profile, names = client_for(redis_server), profile_for("bullmq"), QueueNames()
+    broken = run_vector(vector, ScriptsCandidate(no_band_bump), client, profile, names)
+    assert broken.outcome == "failed", broken
+    assert run_vector(vector, from_spec("reference"), client, profile, names).outcome == "passed"
+
+
+def test_cli_passes_for_the_reference(redis_server: ServerInfo,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["properties", "--examples", "5", "--seed", "7",
+                     "--redis", f"url:{redis_server.url}"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "seed 7" in out and "examples/s" in out and "passed" in out
+
+
+def test_cli_fails_with_the_vector(no_band_bump: Path, redis_server: ServerInfo,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["properties", "--candidate", f"scripts:{no_band_bump}", "--examples", "100",
+                     "--seed", str(BROKEN_SEED), "--redis", f"url:{redis_server.url}"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAILED" in out and f"seed {BROKEN_SEED}" in out
+    assert len(yaml.safe_load(out.split(PASTE_MARKER, 1)[1])[0]["when"]) <= 6
