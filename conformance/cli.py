@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "fail|skip, reason, link}); listed failures must keep failing")
     run.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                      help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
+    run.add_argument("--examples", type=int, default=25, metavar="N",
+                     help="random op sequences in the `properties` area, checked against the "
+                          "model after every op; 0 leaves the area out (default: 25)")
+    run.add_argument("--seed", type=int, metavar="N",
+                     help="seed of the `properties` area (default: drawn; printed in the header)")
     run.add_argument("-q", "--quiet", action="store_true", help="less output")
 
     diff = sub.add_parser("diff", help="apply the same ops to two candidates and print the "
@@ -220,7 +225,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["-k", args.keyword]
     if args.expect:
         argv += ["--bmq-expect", str(args.expect)]
-    argv += ["--bmq-adapter-timeout", str(args.adapter_timeout)]
+    argv += ["--bmq-adapter-timeout", str(args.adapter_timeout), "--bmq-examples",
+             str(args.examples)]
+    if args.seed is not None:
+        argv += ["--bmq-seed", str(args.seed)]
     collector = _Collector()
     code = pytest.main(argv, plugins=[collector])
     if collector.infra is not None:

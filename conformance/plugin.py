@@ -8,17 +8,30 @@ A candidate that crashes is reported as an *error* (setup phase); a wrong state 
 from __future__ import annotations
 
 import gc
+import secrets
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from conformance import expectations
 from conformance.command_candidate import DEFAULT_TIMEOUT
-from conformance.errors import HarnessError, InfrastructureError, NonConformance, VectorError
-from conformance.runner import Verdict
+from conformance.errors import (
+    CandidateError,
+    HarnessError,
+    InfrastructureError,
+    NonConformance,
+    VectorError,
+)
+from conformance.runner import REDIS_DOWN, Verdict
 from conformance.session import Run, RunOptions, report_document, write_report
 from conformance.vectors import Vector, load_file
+
+if TYPE_CHECKING:
+    from conformance.properties import PropertyResult
+
+#: Random op sequences in the `properties` area of a run (about 2 s at ~15 examples/s).
+DEFAULT_EXAMPLES = 25
 
 PLUGIN_KEY = pytest.StashKey["ConformanceRun"]()
 
@@ -40,6 +53,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bmq-expect", metavar="FILE", default=None,
                     help="the candidate's expectations file: id globs with outcome fail|skip "
                          "(listed failures are strict expected failures)")
+    group.addoption("--bmq-examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
+                    help="random op sequences in the `properties` area, compared with the "
+                         f"model after every op; 0 leaves the area out "
+                         f"(default: {DEFAULT_EXAMPLES})")
+    group.addoption("--bmq-seed", metavar="N", type=int, default=None,
+                    help="seed of the `properties` area (default: drawn, printed in the header)")
     group.addoption("--bmq-adapter-timeout", metavar="SECONDS", type=float,
                     default=DEFAULT_TIMEOUT,
                     help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
@@ -80,6 +99,9 @@ class ConformanceRun:
         self.infra: str | None = None
         self.verdicts: list[dict[str, Any]] = []
         self.ids: dict[str, str] = {}
+        self.examples: int = config.getoption("bmq_examples")
+        seed = config.getoption("bmq_seed")
+        self.seed: int = seed if seed is not None else secrets.randbelow(2**31)
 
     def abort(self, exc: InfrastructureError) -> NoReturn:
         """End the session with exit code 3 and a one-line cause."""
@@ -102,6 +124,7 @@ class ConformanceRun:
             return
         if reporter is not None and self.config.get_verbosity() < 0:
             reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
+            reporter.write_line(self.properties_line())
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Exempt the loaded vectors from garbage collection: they live for the whole run,
@@ -113,9 +136,31 @@ class ConformanceRun:
         """Collect nothing when Redis could not be started."""
         return True if self.infra is not None else None
 
-    def pytest_report_header(self, config: pytest.Config) -> str:
-        """The run header: suite version, candidate, profile, Redis engine and version."""
-        return self.run.header()
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """The run header: suite version, candidate, profile, Redis engine and version, seed."""
+        return [self.run.header(), self.properties_line()]
+
+    def properties_line(self) -> str:
+        """How the `properties` area will run (reproduce with --bmq-seed / --seed)."""
+        if self.examples <= 0:
+            return "properties: off (--examples 0)"
+        return f"properties: {self.examples} examples, seed {self.seed}"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """Add the `properties` area after the vectors (subject to -k like any test)."""
+        if self.examples <= 0:
+            return
+        item = PropertiesItem.from_parent(session, name=PROPERTIES_ID)
+        keyword = config.getoption("keyword")
+        if keyword:
+            from _pytest.mark.expression import Expression
+
+            matcher = Expression.compile(keyword)
+            if not matcher.evaluate(lambda name: name.lower() in PROPERTIES_ID.lower()):
+                return
+        items.append(item)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Record each vector's outcome for the JSON report (works under xdist too)."""
@@ -186,6 +231,81 @@ class VectorFileCollector(pytest.File):
         if isinstance(excinfo.value, VectorError):
             return f"vector error: {excinfo.value}"
         return str(super().repr_failure(excinfo))
+
+
+PROPERTIES_ID = "properties/state-machine"
+
+
+class PropertiesItem(pytest.Item):
+    """The `properties` area: random op sequences, candidate vs model after every op."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.user_properties.append(("area", "properties"))
+        self.expectation: expectations.Expectation | None = None
+        self.result: PropertyResult
+        self.summary = ""
+        self.lines: list[str] = []
+
+    def setup(self) -> None:
+        """Run the state machine. A candidate crash raises here (reported as errored)."""
+        from conformance.properties import check_candidate
+
+        plugin = self.config.stash[PLUGIN_KEY]
+        self.expectation = plugin.expected.match(PROPERTIES_ID) if plugin.expected else None
+        if self.expectation is not None and self.expectation.outcome == "skip":
+            pytest.skip(f"expected skip: {self.expectation.describe()}")
+        run = plugin.run
+        if run.server is None:
+            raise HarnessError("Redis was not started")
+        try:
+            self.result = check_candidate(run.candidate, run.server.url, run.profile.name,
+                                          plugin.examples, plugin.seed, start_candidate=False)
+        except REDIS_DOWN as exc:
+            plugin.abort(InfrastructureError(f"Redis connection lost: {exc}"))
+        result = self.result
+        summary = (f"{result.examples} examples, seed {result.seed}, "
+                   f"{result.examples_per_second:.1f}/s")
+        self.lines = (result.failure or "").splitlines()
+        self.user_properties.append(("message", "\n".join([summary, *self.lines])))
+        self.summary = summary
+        if not result.passed and self.expectation is not None \
+                and self.expectation.outcome == "fail":
+            pytest.xfail(f"expected failure: {self.expectation.describe()}")
+        if result.errored is not None:
+            raise CandidateError(f"{result.errored} ({summary})")
+
+    def runtest(self) -> None:
+        """A disagreement is a failure with a ready-to-paste vector."""
+        if not self.result.passed:
+            raise NonConformance(f"the candidate and the model disagree ({self.summary}); "
+                                 f"reproduce with --seed {self.result.seed}", self.lines)
+        if self.expectation is not None and self.expectation.outcome == "fail":
+            raise UnexpectedPass(
+                f"passed, but {self.expectation.source} lists it as an expected failure "
+                f"({self.expectation.pattern!r}): remove it from your expectations file")
+
+    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
+        # setup errors are rendered here (see VectorItem._repr_failure_py)
+        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
+            return self.repr_failure(excinfo)
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        """The disagreement and the shrunk op sequence as a vector."""
+        if isinstance(excinfo.value, NonConformance | UnexpectedPass | HarnessError):
+            body = [("errored: " if isinstance(excinfo.value, HarnessError) else "")
+                    + str(excinfo.value)]
+            if isinstance(excinfo.value, NonConformance):
+                body += ["    " + d for d in excinfo.value.diff]
+            return "\n".join([PROPERTIES_ID, *body])
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        """Where the area comes from."""
+        return "conformance/properties.py", 0, PROPERTIES_ID
 
 
 class UnexpectedPass(Exception):

@@ -76,7 +76,8 @@ class PropertyResult:
 
     `examples` counts the op sequences run, shrinking replays included; `failure` is the diff of
     the first disagreement of the minimal sequence followed by that sequence as a vector, and
-    `vector_yaml` is the vector alone (both None when `passed`). `skipped_ops` names ops the
+    `vector_yaml` is the vector alone (both None when `passed`). `errored` is set when the
+    candidate itself broke (a CandidateError) rather than disagreed. `skipped_ops` names ops the
     candidate reported as unsupported; they were left out of the comparison.
     """
 
@@ -84,6 +85,7 @@ class PropertyResult:
     seed: int
     passed: bool
     failure: str | None = None
+    errored: str | None = None
     vector_yaml: str | None = None
     seconds: float = 0.0
     skipped_ops: tuple[str, ...] = ()
@@ -106,6 +108,7 @@ class _Context:
     runs: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
+    errored: str | None = None
 
 
 def _op_name(op: Op) -> str:
@@ -171,6 +174,7 @@ class DifferentialMachine(RuleBasedStateMachine):
             return None
         except CandidateError as exc:
             actual = f"<errored: {exc}>"
+            self.ctx.errored = self.ctx.errored or f"candidate error in {_op_name(op)}: {exc}"
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise InfrastructureError(f"Redis connection lost: {exc}") from None
         self.ops.append(op)
@@ -300,6 +304,7 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str = "bullmq
         client.close()
     return PropertyResult(
         examples=ctx.runs, seed=chosen, passed=failure is None, failure=failure,
+        errored=ctx.errored if failure is not None else None,
         vector_yaml=ctx.last_vector if failure is not None else None,
         seconds=time.perf_counter() - started, skipped_ops=tuple(sorted(ctx.skipped)))
 

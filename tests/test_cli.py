@@ -48,7 +48,8 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
     assert "band-bump/4097-saturates" in ids
     assert {r["area"] for r in doc["results"]} == {
         "band-bump", "change-delay", "change-priority", "delayed-score", "key-naming",
-        "next-wake", "pause", "priority-order", "promote-job", "promote-range", "reschedule"}
+        "next-wake", "pause", "priority-order", "promote-job", "promote-range", "properties",
+        "reschedule"}
     cases = ET.parse(junit).getroot().iter("testcase")
     assert sum(1 for _ in cases) == len(doc["results"])
 
@@ -182,5 +183,5 @@ def test_plain_pytest_with_plugin_options(tmp_path: Path, redis_url: str) -> Non
                            "no:cacheprovider"], capture_output=True, text=True, timeout=120,
                           check=False)
     assert proc.returncode == 0, proc.stdout[-2000:]
-    count = len(load_file(directory / SMALL).vectors)
+    count = len(load_file(directory / SMALL).vectors) + 1  # + the properties area
     assert f"{count} passed" in proc.stdout
