@@ -119,3 +119,26 @@ def test_cli_fails_with_the_vector(no_band_bump: Path, redis_server: ServerInfo,
     assert code == 1
     assert "FAILED" in out and f"seed {BROKEN_SEED}" in out
     assert len(yaml.safe_load(out.split(PASTE_MARKER, 1)[1])[0]["when"]) <= 6
+
+
+def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
+        tmp_path: Path, redis_server: ServerInfo) -> None:
+    """A band bump that only works for the first two jobs of a millisecond (no mutant in the
+    catalog does this) is found and shrunk to the three adds the README shows."""
+    target = tmp_path / "lua"
+    shutil.copytree(LUA_DIR, target)
+    path = target / "includes" / "getDelayedScore.lua"
+    text = path.read_text()
+    assert text.count("  return topScore + 1, fireAt\n") == 1
+    path.write_text(text.replace(
+        "  return topScore + 1, fireAt\n",
+        "  if topScore > bandFloor then\n    return topScore, fireAt\n  end\n"
+        "  return topScore + 1, fireAt\n"))
+    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=100, seed=4)
+    assert not result.passed and result.errored is None
+    assert result.vector_yaml is not None
+    when = yaml.safe_load(result.vector_yaml)[0]["when"]
+    assert [step["op"] for step in when] == ["add", "add", "add"]
+    assert len({(s["timestamp"], s["opts"].get("delay")) for s in when}) == 1  # one fire time
+    assert "expected score 6963200000004098 (F=1700000000001 +2), actual " \
+           "6963200000004097 (F=1700000000001 +1)" in (result.failure or "")
