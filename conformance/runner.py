@@ -90,6 +90,7 @@ def run_vector(
     if vector.profile is not None and vector.profile != profile.name:
         return Verdict(vector, "skipped", f"vector is for profile {vector.profile}")
     queue = QueueRef(profile, names.next())
+    snap: snapshot.Snapshot | None = None
     try:
         try:
             seed(client, queue, dict(vector.given))
@@ -104,7 +105,7 @@ def run_vector(
                                    f"candidate does not support {_op_name(op)}: {exc.reason}")
             snap = snapshot.take(client, queue)
         finally:
-            snapshot.delete_queue(client, queue)
+            snapshot.delete_queue(client, queue, snap.names if snap is not None else None)
     except REDIS_DOWN as exc:
         raise InfrastructureError(f"Redis connection lost: {exc}") from None
     except redis.RedisError as exc:

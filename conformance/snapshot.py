@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ class Snapshot:
 
     keys: dict[str, dict[str, Any]]
     stray: tuple[str, ...]
+    names: tuple[str, ...] = ()  # every key name the scan found, for deleting them afterwards
 
 
 def glob_escape(text: str) -> str:
@@ -86,12 +88,17 @@ def take(client: redis.Redis, queue: QueueRef) -> Snapshot:
             keys[name[len(base):]] = entry
         else:
             stray.append(name)
-    return Snapshot(keys, tuple(stray))
+    return Snapshot(keys, tuple(stray), tuple(names))
 
 
-def delete_queue(client: redis.Redis, queue: QueueRef) -> int:
-    """Remove every key of a queue (ours only: the name is run-unique). Returns the count."""
-    names = queue_keys(client, queue)
+def delete_queue(client: redis.Redis, queue: QueueRef,
+                 names: Sequence[str] | None = None) -> int:
+    """Remove every key of a queue (ours only: the name is run-unique). Returns the count.
+
+    `names` are the queue's keys when a snapshot just listed them; otherwise they are scanned.
+    """
+    if names is None:
+        names = queue_keys(client, queue)
     if names:
         client.unlink(*names)
     return len(names)

@@ -62,8 +62,9 @@ def client_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
     return {"hash": dict(sorted(fields.items()))}
 
 
-#: The former private name, kept working.
-_client_meta = client_meta
+def expected_keys(written: dict[str, Any]) -> dict[str, Any]:
+    """A state in vector form (what the scripts wrote) as `expect.keys`, client tolerances in."""
+    return dict(sorted({**written, "meta": client_meta(written.get("meta"))}.items()))
 
 
 def expect_for(case: Case) -> dict[str, Any]:
@@ -71,8 +72,7 @@ def expect_for(case: Case) -> dict[str, Any]:
     model = QueueModel(form_to_store(dict(case.given)))
     returns = [model.apply(op) for op in case.when]
     written = store_to_form(model.store)
-    keys = {**written, "meta": client_meta(written.get("meta"))}
-    expect: dict[str, Any] = {"returns": returns, "keys": dict(sorted(keys.items()))}
+    expect: dict[str, Any] = {"returns": returns, "keys": expected_keys(written)}
     if case.profile is not None:
         profile = PROFILES[case.profile]
         expect["key_names"] = sorted(profile.key(QUEUE_PLACEHOLDER, s) for s in written)
