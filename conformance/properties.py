@@ -33,10 +33,12 @@ from conformance import compare, snapshot
 from conformance.candidate import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.runner import QueueNames
+from conformance.servers import client_for_url
 from conformance.session import profile_for
 from reference_impl.cases import Case, T
 from reference_impl.form import store_to_form
 from reference_impl.generate import dump, expect_for, expected_keys
+from reference_impl.keys import KeyProfile
 from reference_impl.model import QueueModel
 from reference_impl.ops import (
     OP_NAMES,
@@ -103,7 +105,7 @@ class _Context:
     candidate: Candidate
     client: redis.Redis
     queue_names: QueueNames
-    profile_name: str
+    profile: KeyProfile
     seed: int
     runs: int = 0
     skipped: set[str] = field(default_factory=set)
@@ -141,7 +143,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         super().__init__()
         self.ctx = context
         context.runs += 1
-        self.queue = QueueRef(profile_for(context.profile_name), context.queue_names.next())
+        self.queue = QueueRef(context.profile, context.queue_names.next())
         self.model = QueueModel()
         self.now = START
         self.ops: list[Op] = []
@@ -250,23 +252,27 @@ class DifferentialMachine(RuleBasedStateMachine):
                                   skip_attempt=skip_attempt))
 
 
-def check_candidate(candidate: Candidate, redis_url: str, profile: str = "bullmq",
+def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProfile = "bullmq",
                     examples: int = 100, seed: int | None = None, *,
                     max_steps: int = DEFAULT_STEPS, start_candidate: bool = True,
-                    ) -> PropertyResult:
+                    names: QueueNames | None = None, cluster: bool = False) -> PropertyResult:
     """Run `examples` random op sequences against `candidate` and the model.
 
     `redis_url` is a `redis://` URL (a `url:` spec prefix is accepted); every example uses a
     fresh queue there and deletes its keys afterwards, so any server may be used. `seed` makes
     the run reproducible; without one a seed is drawn and reported in the result. With
     `start_candidate` (the default) the candidate is started here and closed at the end; pass
-    False for a candidate the caller has already started and will close.
+    False for a candidate the caller has already started and will close. `names` gives the
+    queue names (a run passes its own, so its final sweep also covers these queues); by default
+    they are fresh. `profile` is a profile name or a KeyProfile; `cluster` says that
+    `redis_url` is a Redis Cluster node (a cluster client is then used).
     """
     url = redis_url.removeprefix("url:")
     chosen = secrets.randbits(32) if seed is None else seed
-    key_profile = profile_for(profile)
-    client = redis.Redis.from_url(url, decode_responses=True)
-    ctx = _Context(candidate, client, QueueNames(), profile, chosen)
+    key_profile = profile if isinstance(profile, KeyProfile) else profile_for(profile)
+    client = client_for_url(url, cluster)
+    ctx = _Context(candidate, client, names if names is not None else QueueNames(), key_profile,
+                   chosen)
 
     def factory() -> DifferentialMachine:
         return DifferentialMachine(ctx)

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import redis
+from redis.exceptions import RedisClusterException
 
-from conformance import compare, snapshot
+from conformance import capabilities, compare, snapshot
 from conformance.candidate import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
+from conformance.servers import ServerInfo
 from conformance.vectors import Vector
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.generate import QUEUE_PLACEHOLDER
@@ -85,10 +87,18 @@ def run_vector(
     client: redis.Redis,
     profile: KeyProfile,
     names: QueueNames,
+    server: ServerInfo | None = None,
 ) -> Verdict:
-    """Run one vector. Redis outages raise InfrastructureError; nothing else escapes."""
+    """Run one vector. Redis outages raise InfrastructureError; nothing else escapes.
+
+    A vector for another profile, or one whose `needs` the profile or `server` lacks, is skipped
+    with the reason.
+    """
     if vector.profile is not None and vector.profile != profile.name:
         return Verdict(vector, "skipped", f"vector is for profile {vector.profile}")
+    missing = capabilities.unmet(vector.needs, profile, server)
+    if missing is not None:
+        return Verdict(vector, "skipped", missing)
     queue = QueueRef(profile, names.next())
     snap: snapshot.Snapshot | None = None
     try:
@@ -109,12 +119,22 @@ def run_vector(
     except REDIS_DOWN as exc:
         raise InfrastructureError(f"Redis connection lost: {exc}") from None
     except redis.RedisError as exc:
-        return Verdict(vector, "errored", f"Redis rejected a command: {exc}")
+        return Verdict(vector, "errored", f"Redis rejected a command: {_explain(exc)}")
+    except RedisClusterException as exc:
+        return Verdict(vector, "errored", f"the cluster client refused a command: {exc}")
     diff = judge(vector, results, snap, queue)
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, "failed", f"{count} difference(s) in Redis state", tuple(diff))
     return Verdict(vector, "passed")
+
+
+def _explain(exc: redis.RedisError) -> str:
+    text = str(exc)
+    if "CROSSSLOT" in text:
+        text += (" (a script or command used keys in several hash slots: on Redis Cluster every "
+                 "key of a queue must share its hash tag)")
+    return text
 
 
 def _op_name(op: object) -> str:
@@ -127,8 +147,18 @@ def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
     diff = compare.compare_returns(vector.returns, results, [_op_name(op) for op in vector.when])
     diff += compare.compare_keys(vector.keys, snap.keys)
     diff += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
+    if vector.one_slot:
+        diff += _slot_diff(queue, [*(queue.key(s) for s in snap.keys), *snap.stray])
     if vector.key_names is not None:
         actual = [queue.key(s) for s in snap.keys] + list(snap.stray)
         wanted = [k.replace(QUEUE_PLACEHOLDER, queue.name) for k in vector.key_names]
         diff += compare.compare_key_names(wanted, actual)
     return diff
+
+
+def _slot_diff(queue: QueueRef, names: list[str]) -> list[str]:
+    """Keys outside BASE's hash slot: on Redis Cluster a script using them fails (CROSSSLOT)."""
+    home = capabilities.slot_of(queue.base)
+    return [f"key {name} is in hash slot {capabilities.slot_of(name)}, not in slot {home} of "
+            f"{queue.base!r}: Redis Cluster would reject the script with CROSSSLOT"
+            for name in sorted(names) if capabilities.slot_of(name) != home]

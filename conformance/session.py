@@ -7,24 +7,31 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
+from redis.retry import Retry
 
 import reference_impl
-from conformance import servers
+from conformance import capabilities, servers
 from conformance.candidate import Candidate
 from conformance.candidates import from_spec
 from conformance.command_candidate import DEFAULT_TIMEOUT
 from conformance.errors import HarnessError, InfrastructureError, UsageError
 from conformance.runner import QueueNames, Verdict, run_vector
+from conformance.scripts_candidate import ScriptsCandidate
+from conformance.snapshot import glob_escape
 from conformance.vectors import Vector
-from reference_impl.keys import PROFILES, KeyProfile
+from reference_impl.keys import PROFILES, KeyProfile, custom_profile
 
 SUITE_VERSION = reference_impl.__version__
 OUTCOMES = ("passed", "failed", "errored", "skipped", "xfailed")
+_SWEEP_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -35,15 +42,34 @@ class RunOptions:
     profile: str = "bullmq"
     redis: str = "auto"
     adapter_timeout: float = DEFAULT_TIMEOUT
+    prefix: str | None = None
 
 
-def profile_for(name: str) -> KeyProfile:
-    """The key profile named on the command line."""
+def profile_for(name: str, prefix: str | None = None) -> KeyProfile:
+    """The key profile named on the command line, with BullMQ's `prefix` option if given."""
     try:
-        return PROFILES[name]
+        profile = PROFILES[name]
     except KeyError:
         raise UsageError(f"unknown profile {name!r}; expected one of: "
                          f"{', '.join(PROFILES)}") from None
+    if prefix is None:
+        return profile
+    try:
+        return custom_profile(prefix, profile.hash_tag)
+    except ValueError as exc:
+        raise UsageError(f"--prefix: {exc}") from None
+
+
+def check_cluster(candidate: Candidate, profile: KeyProfile) -> None:
+    """Refuse, in words, what cannot run on Redis Cluster: an untagged profile, or a candidate
+    that does not run its scripts through our cluster client."""
+    reason = capabilities.not_cluster_safe(profile)
+    if reason is not None:
+        raise UsageError(reason)
+    if not isinstance(candidate, ScriptsCandidate):
+        raise UsageError(f"candidate {candidate.name} cannot run on Redis Cluster yet: only "
+                         "reference and scripts:DIR run their scripts through the suite's "
+                         "cluster client (adapters and clients are handed one node's URL)")
 
 
 @dataclass
@@ -60,15 +86,45 @@ class Run:
 
     def __post_init__(self) -> None:
         self.candidate = from_spec(self.options.candidate, self.options.adapter_timeout)
-        self.profile = profile_for(self.options.profile)
-        servers.parse_spec(self.options.redis)
+        self.profile = profile_for(self.options.profile, self.options.prefix)
+        if servers.parse_spec(self.options.redis).kind == "cluster":
+            check_cluster(self.candidate, self.profile)
 
     def start(self) -> None:
-        """Provision Redis. Raises InfrastructureError with a one-line cause."""
+        """Provision Redis and start the candidate. Raises InfrastructureError (one line)."""
+        self.provision()
+        self.start_candidate()
+
+    def provision(self) -> None:
+        """Start (or connect to) the Redis of `options.redis`, without the candidate.
+
+        An xdist controller calls only this; its workers `attach` to the server.
+        """
         try:
-            self.server = self._stack.enter_context(servers.provision(self.options.redis))
-            self.client = servers.client_for(self.server)
+            self.attach(self._stack.enter_context(servers.provision(self.options.redis)))
+        except BaseException:
+            self.close()
+            raise
+
+    def attach(self, server: servers.ServerInfo, db: int | None = None) -> None:
+        """Use a server provisioned elsewhere (by an xdist controller), on `db` if given."""
+        if db is not None:
+            server = replace(server, url=servers.url_with_db(server.url, db))
+        if server.cluster:
+            check_cluster(self.candidate, self.profile)
+        self.server = server
+        try:
+            self.client = servers.client_for(server)
             self.client.ping()
+        except redis.RedisError as exc:
+            self.close()
+            raise InfrastructureError(f"Redis is not usable: {exc}") from None
+
+    def start_candidate(self) -> None:
+        """Start the candidate on the attached server."""
+        if self.server is None:
+            raise InfrastructureError("Redis was not started")
+        try:
             self.candidate.start(self.server.url, self.profile)
         except redis.RedisError as exc:
             self.close()
@@ -81,16 +137,59 @@ class Run:
         """Run one vector (start() first)."""
         if self.client is None:
             raise InfrastructureError("Redis was not started")
-        return run_vector(vector, self.candidate, self.client, self.profile, self.names)
+        return run_vector(vector, self.candidate, self.client, self.profile, self.names,
+                          self.server)
 
     def close(self) -> None:
-        """Stop whatever start() started."""
+        """Stop whatever start() started.
+
+        On a server we do not own (`url:`), first delete every key left under this run's queue
+        names (an interrupted vector's, or a candidate's late write), and nothing else.
+        """
         with contextlib.suppress(HarnessError):
             self.candidate.close()
+        if self.server is not None and not self.server.owned:
+            self._sweep(self.server)
         if self.client is not None:
             with contextlib.suppress(redis.RedisError):
                 self.client.close()
         self._stack.close()
+
+    def _sweep(self, server: servers.ServerInfo) -> int:
+        """UNLINK every key whose name contains this run's queue-name prefix; return the count.
+
+        Never raises a Redis error: close() must still stop what start() started.
+        """
+        # A fresh client: the run's own may have been cut mid-reply by an interrupt, and a dead
+        # server must fail fast instead of through redis-py's default retries.
+        client: redis.Redis | RedisCluster
+        try:
+            if server.cluster:  # scan_iter visits every primary; unlink splits keys by slot
+                client = RedisCluster.from_url(server.url, socket_connect_timeout=2,
+                                               socket_timeout=10, decode_responses=True)
+            else:
+                client = redis.Redis.from_url(server.url, socket_connect_timeout=2,
+                                              socket_timeout=10, retry=Retry(NoBackoff(), 0),
+                                              decode_responses=True)
+        except (redis.RedisError, RedisClusterException):
+            return 0  # no cluster node answers
+        pattern = f"*{glob_escape(f'bmqc-{self.names.run_id}-')}*"
+        removed = 0
+        batch: list[str] = []
+        try:
+            for name in client.scan_iter(match=pattern, count=_SWEEP_BATCH):
+                batch.append(name)
+                if len(batch) >= _SWEEP_BATCH:
+                    removed += client.unlink(*batch)
+                    batch.clear()
+            if batch:
+                removed += client.unlink(*batch)
+        except (redis.RedisError, RedisClusterException):
+            pass  # unreachable, or refused (e.g. an ACL): what is left cannot be cleaned by us
+        finally:
+            with contextlib.suppress(redis.RedisError, RedisClusterException):
+                client.close()
+        return removed
 
     def header(self) -> str:
         """One line naming the suite, candidate, profile and Redis engine."""
@@ -119,6 +218,8 @@ def report_document(run: Run, verdicts: list[dict[str, Any]]) -> dict[str, Any]:
             "kind": server.kind if server else None,
             "engine": server.engine if server else None,
             "version": server.version if server else None,
+            "redis_version": server.redis_version if server else None,
+            "cluster": server.cluster if server else None,
         },
         "totals": totals,
         "results": verdicts,

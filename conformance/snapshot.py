@@ -32,7 +32,7 @@ def glob_escape(text: str) -> str:
 def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
     """Every key whose name contains the (run-unique) queue name."""
     pattern = f"*{glob_escape(queue.name)}*"
-    return sorted(set(client.scan_iter(match=pattern, count=1000)))
+    return sorted(set(client.scan_iter(match=pattern, count=10_000)))
 
 
 def take(client: redis.Redis, queue: QueueRef) -> Snapshot:

@@ -46,6 +46,11 @@ RULES: dict[str, str] = {
     "optional, and opts.maxLenEvents is optional where no script of the vector wrote it.",
     "returns": "One normalized return value per op: add gives the job id; moveToActive gives "
     "{job, ttl, next}; promote, changeDelay and changePriority give the script's integer code.",
+    "needs": "A test's needs lists capabilities: hash-tag (the key profile puts every key of a "
+    "queue in one Redis Cluster hash slot) or redis>=X[.Y[.Z]] (a minimum Redis version). "
+    "Where one is missing the test is skipped with the reason, never failed.",
+    "one-slot": "expect.one_slot: true means every key the ops leave, stray keys included, "
+    "hashes to the Redis Cluster slot of BASE (only the first {...} of a key is hashed).",
 }
 
 
@@ -76,6 +81,8 @@ def expect_for(case: Case) -> dict[str, Any]:
     if case.profile is not None:
         profile = PROFILES[case.profile]
         expect["key_names"] = sorted(profile.key(QUEUE_PLACEHOLDER, s) for s in written)
+    if case.one_slot:
+        expect["one_slot"] = True
     return expect
 
 
@@ -94,6 +101,8 @@ def render_area(area: Area) -> dict[str, Any]:
         }
         if case.profile is not None:
             test["profile"] = case.profile
+        if case.needs:
+            test["needs"] = list(case.needs)
         test["given"] = dict(case.given)
         test["when"] = [op_to_dict(op) for op in case.when]
         test["expect"] = expect_for(case)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +39,16 @@ def official_scripts() -> Path:
     path = Path(bullmq.__file__).parent / "commands"
     assert (path / "addDelayedJob-6.lua").is_file(), f"no scripts in {path}"
     return path
+
+
+@pytest.fixture(scope="session")
+def profile_skips(all_vectors: list[Vector]) -> Callable[[str], set[str]]:
+    """Ids a run under a profile must skip: the other profile's key-naming vectors, and the
+    `cluster` vectors (they need hash-tag) under the untagged bullmq profile."""
+
+    def skips(profile: str) -> set[str]:
+        return {v.id for v in all_vectors
+                if (v.profile is not None and v.profile != profile)
+                or ("hash-tag" in v.needs and profile == "bullmq")}
+
+    return skips

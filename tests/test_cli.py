@@ -47,7 +47,7 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
     ids = {r["id"] for r in doc["results"]}
     assert "band-bump/4097-saturates" in ids
     assert {r["area"] for r in doc["results"]} == {
-        "band-bump", "change-delay", "change-priority", "delayed-score", "key-naming",
+        "band-bump", "change-delay", "change-priority", "cluster", "delayed-score", "key-naming",
         "next-wake", "pause", "priority-order", "promote-job", "promote-range", "properties",
         "reschedule"}
     cases = ET.parse(junit).getroot().iter("testcase")

@@ -15,12 +15,10 @@ import redis
 from conformance import _server_common, servers
 from conformance.errors import InfrastructureError, UsageError
 from conformance.servers import (
-    DEFAULT_IMAGE,
     RedisSpec,
     ServerInfo,
     choose_local_binary,
     client_for,
-    docker_answers,
     parse_spec,
     path_candidates,
     provision,
@@ -355,58 +353,3 @@ def test_engine_from_info_server() -> None:
     valkey = {"server_name": "valkey", "valkey_version": "8.0.1", "redis_version": "7.2.4"}
     assert servers._engine(valkey) == ("valkey", "8.0.1")
     assert servers._engine({"redis_version": "7.0.15"}) == ("redis", "7.0.15")
-
-
-# --- docker -----------------------------------------------------------------------------------
-
-DOCKER_IMAGE = os.environ.get("CONFORMANCE_TEST_DOCKER_IMAGE", DEFAULT_IMAGE)
-
-
-def _docker_image_present(image: str) -> bool:
-    import docker
-
-    client = docker.from_env()
-    try:
-        client.images.get(image)
-        return True
-    except docker.errors.ImageNotFound:
-        return False
-    finally:
-        client.close()
-
-
-@pytest.fixture
-def docker_image() -> str:
-    if not docker_answers():
-        pytest.skip("no Docker engine answers (start one or set DOCKER_HOST)")
-    if not _docker_image_present(DOCKER_IMAGE):
-        pytest.skip(f"image {DOCKER_IMAGE} is not present (set CONFORMANCE_TEST_DOCKER_IMAGE)")
-    return DOCKER_IMAGE
-
-
-def test_docker_runs_a_container_and_removes_it(docker_image: str) -> None:
-    with provision(f"docker:{docker_image}") as info:
-        assert (info.kind, info.engine, info.owned) == ("docker", "redis", True)
-        assert info.version and docker_image in info.detail
-        client = client_for(info)
-        assert client.set("k", "v") and client.get("k") == "v"
-        assert client.config_get("save")["save"] == ""
-        port = _port_of(info)
-        container_id = info.detail.rsplit(" ", 1)[-1]
-    assert not _answers(port)
-    import docker
-
-    client = docker.from_env()
-    try:
-        with pytest.raises(docker.errors.NotFound):
-            client.containers.get(container_id)
-    finally:
-        client.close()
-
-
-def test_docker_missing_image(docker_image: str) -> None:
-    image = "local/bullmq-conformance-no-such-image:0"
-    with pytest.raises(InfrastructureError) as exc, provision(f"docker:{image}"):
-        pytest.fail("body must not run")
-    assert image in _assert_one_line(exc)
-

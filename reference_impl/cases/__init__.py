@@ -33,6 +33,8 @@ class Case:
     flags: tuple[str, ...] = ()
     given: Mapping[str, Any] = field(default_factory=dict)
     profile: str | None = None
+    needs: tuple[str, ...] = ()
+    one_slot: bool = False
 
 
 @dataclass(frozen=True)

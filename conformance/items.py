@@ -1,0 +1,194 @@
+"""The test items of a conformance run: one per vector, and the `properties` area's items.
+
+Split from conformance.plugin, which collects them and holds the run they report to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from conformance import expectations
+from conformance.errors import (
+    CandidateError,
+    HarnessError,
+    InfrastructureError,
+    NonConformance,
+)
+from conformance.runner import REDIS_DOWN, Verdict
+from conformance.vectors import Vector
+
+if TYPE_CHECKING:
+    from conformance.properties import PropertyResult
+
+#: Where the active run is kept on the pytest config.
+PLUGIN_KEY = pytest.StashKey["ConformanceRun"]()
+
+
+class UnexpectedPass(Exception):
+    """A vector listed as an expected failure passed."""
+
+
+class _ConformanceItem(pytest.Item):
+    """What vector and property items share: how their errors are shown."""
+
+    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
+        # pytest renders setup errors through this private hook, not repr_failure; keep our
+        # one-line "errored" message instead of a traceback of the harness.
+        if isinstance(excinfo.value, HarnessError | UnexpectedPass):
+            return self.repr_failure(excinfo)
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            return str(excinfo.value)  # a full traceback here costs ~0.3 s per expected failure
+        return super()._repr_failure_py(excinfo, style=style)
+
+
+PROPERTIES_ID = "properties/state-machine"
+#: Examples per properties item: more examples make more items, which xdist runs in parallel.
+SHARD_EXAMPLES = 25
+
+
+def property_shards(examples: int, seed: int) -> list[tuple[str, int, int]]:
+    """The properties items of a run: (id, examples, seed) each.
+
+    Up to SHARD_EXAMPLES examples are one item, `properties/state-machine`. More are split
+    evenly into `properties/state-machine-1`, `-2`, ... seeded seed, seed+1, ...; item i alone
+    is reproduced by `--seed seed+i-1 --examples <its examples>`. The split depends only on
+    the options, so serial and parallel runs run the same items.
+    """
+    count = max(1, -(-examples // SHARD_EXAMPLES))
+    if count == 1:
+        return [(PROPERTIES_ID, examples, seed)]
+    base, extra = divmod(examples, count)
+    return [(f"{PROPERTIES_ID}-{i + 1}", base + (1 if i < extra else 0), seed + i)
+            for i in range(count)]
+
+
+class PropertiesItem(_ConformanceItem):
+    """The `properties` area: random op sequences, candidate vs model after every op."""
+
+    def __init__(self, *, examples: int, seed: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.examples = examples
+        self.seed = seed
+        self.user_properties.append(("area", "properties"))
+        self.expectation: expectations.Expectation | None = None
+        self.result: PropertyResult
+        self.summary = ""
+        self.lines: list[str] = []
+
+    def setup(self) -> None:
+        """Run the state machine. A candidate crash raises here (reported as errored)."""
+        from conformance.properties import check_candidate
+
+        plugin = self.config.stash[PLUGIN_KEY]
+        self.expectation = plugin.expected.match(self.name) if plugin.expected else None
+        if self.expectation is not None and self.expectation.outcome == "skip":
+            pytest.skip(f"expected skip: {self.expectation.describe()}")
+        run = plugin.run
+        if run.server is None:
+            raise HarnessError("Redis was not started")
+        try:
+            self.result = check_candidate(run.candidate, run.server.url, run.profile,
+                                          self.examples, self.seed, start_candidate=False,
+                                          names=run.names, cluster=run.server.cluster)
+        except REDIS_DOWN as exc:
+            plugin.abort(InfrastructureError(f"Redis connection lost: {exc}"))
+        result = self.result
+        summary = (f"{result.examples} examples, seed {result.seed}, "
+                   f"{result.examples_per_second:.1f}/s")
+        self.lines = (result.failure or "").splitlines()
+        self.user_properties.append(("message", "\n".join([summary, *self.lines])))
+        self.summary = summary
+        if not result.passed and self.expectation is not None \
+                and self.expectation.outcome == "fail":
+            pytest.xfail(f"expected failure: {self.expectation.describe()}")
+        if result.errored is not None:
+            raise CandidateError(f"{result.errored} ({summary})")
+
+    def runtest(self) -> None:
+        """A disagreement is a failure with a ready-to-paste vector."""
+        if not self.result.passed:
+            raise NonConformance(f"the candidate and the model disagree ({self.summary}); "
+                                 f"reproduce with --seed {self.result.seed} --examples "
+                                 f"{self.examples}", self.lines)
+        if self.expectation is not None and self.expectation.outcome == "fail":
+            raise UnexpectedPass(
+                f"passed, but {self.expectation.source} lists it as an expected failure "
+                f"({self.expectation.pattern!r}): remove it from your expectations file")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        """The disagreement and the shrunk op sequence as a vector."""
+        if isinstance(excinfo.value, NonConformance | UnexpectedPass | HarnessError):
+            body = [("errored: " if isinstance(excinfo.value, HarnessError) else "")
+                    + str(excinfo.value)]
+            if isinstance(excinfo.value, NonConformance):
+                body += ["    " + d for d in excinfo.value.diff]
+            return "\n".join([self.name, *body])
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        """Where the area comes from."""
+        return "conformance/properties.py", 0, self.name
+
+
+class VectorItem(_ConformanceItem):
+    """One vector."""
+
+    def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vector = vector
+        self.verdict: Verdict | None = None
+        self.expectation: expectations.Expectation | None = None
+        self.user_properties.append(("area", vector.area))
+
+    def setup(self) -> None:
+        """Run the vector. A candidate or harness error raises here (reported as error)."""
+        plugin = self.config.stash[PLUGIN_KEY]
+        self.expectation = plugin.expected.match(self.vector.id) if plugin.expected else None
+        if self.expectation is not None and self.expectation.outcome == "skip":
+            self.user_properties.append(("message", self.expectation.describe()))
+            pytest.skip(f"expected skip: {self.expectation.describe()}")
+        try:
+            self.verdict = plugin.run.run(self.vector)
+        except InfrastructureError as exc:
+            plugin.abort(exc)
+        message = "\n".join([self.verdict.message, *self.verdict.diff])
+        self.user_properties.append(("message", message))
+        if self.verdict.outcome == "skipped":
+            pytest.skip(self.verdict.message)
+        if self.verdict.outcome in ("failed", "errored") and self._expected_to_fail():
+            pytest.xfail(f"expected failure: {self.expectation.describe()}")  # type: ignore[union-attr]
+        if self.verdict.outcome == "errored":
+            raise HarnessError(self.verdict.message)
+
+    def _expected_to_fail(self) -> bool:
+        return self.expectation is not None and self.expectation.outcome == "fail"
+
+    def runtest(self) -> None:
+        """Fail when the Redis state differs, or when an expected failure passes."""
+        if self.verdict is not None and self.verdict.outcome == "failed":
+            raise NonConformance(self.verdict.message, list(self.verdict.diff))
+        if self._expected_to_fail():
+            assert self.expectation is not None
+            raise UnexpectedPass(
+                f"passed, but {self.expectation.source} lists it as an expected failure "
+                f"({self.expectation.pattern!r}): remove it from your expectations file")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        """Vector id, file:line, the fact it states, and the state diff."""
+        vec = self.vector
+        head = [f"{vec.id} ({vec.where})", f"  fact: {vec.description}"]
+        if isinstance(excinfo.value, NonConformance):
+            return "\n".join([*head, f"  {excinfo.value}:", *("    " + d for d in
+                                                              excinfo.value.diff)])
+        if isinstance(excinfo.value, HarnessError):
+            return "\n".join([*head, f"  errored: {excinfo.value}"])
+        if isinstance(excinfo.value, UnexpectedPass):
+            return "\n".join([*head, f"  {excinfo.value}"])
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Point at the vector's line in its file."""
+        return self.path, self.vector.line - 1, self.vector.id

@@ -1,0 +1,69 @@
+"""Parallel runs (-n, pytest-xdist): the same verdicts as a serial run, one server, and exit 3
+with a one-line cause when Redis is not there."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.items import property_shards
+from conformance.plugin import worker_db
+from conformance.servers import ServerInfo
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", *args],
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+def _verdicts(path: Path) -> list[tuple[str, str]]:
+    return sorted((r["id"], r["outcome"]) for r in json.loads(path.read_text())["results"])
+
+
+@pytest.mark.parametrize("redis", ["local", "url"])
+def test_parallel_verdicts_equal_serial(tmp_path: Path, redis_url: str, redis: str) -> None:
+    spec = redis_url if redis == "url" else "local"
+    # 30 examples make two properties items, so the area is split across the workers too.
+    common = ["--redis", spec, "--seed", "11", "--examples", "30"]
+    serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
+    one = _run(*common, "--report-json", str(serial))
+    two = _run(*common, "-n", "2", "--report-json", str(parallel))
+    assert one.returncode == 0, one.stdout[-2000:] + one.stderr
+    assert two.returncode == 0, two.stdout[-2000:] + two.stderr
+    assert _verdicts(parallel) == _verdicts(serial)
+    ids = {vid for vid, _ in _verdicts(serial)}
+    assert {"properties/state-machine-1", "properties/state-machine-2"} <= ids
+    assert "bringing up nodes" not in one.stdout
+    doc = json.loads(parallel.read_text())
+    assert doc["redis"]["kind"] == ("url" if redis == "url" else "local")
+    assert doc["totals"]["passed"] > 250
+
+
+def test_parallel_run_without_redis_is_an_infrastructure_error() -> None:
+    proc = _run("--redis", "url:redis://127.0.0.1:1/0", "-n", "2", "-k", "band-bump")
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and "cannot reach Redis at redis://127.0.0.1:1/0" in lines[0]
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_worker_databases() -> None:
+    owned = ServerInfo("local", "redis", "7.0.15", "redis://127.0.0.1:7/0", True, "")
+    users = ServerInfo("url", "redis", "7.0.15", "redis://127.0.0.1:7/4", False, "")
+    cluster = ServerInfo("cluster", "redis", "7.0.15", "redis://127.0.0.1:7/0", True, "", True)
+    assert [worker_db(owned, i) for i in (0, 1, 14, 15)] == [1, 2, 15, 1]
+    assert worker_db(users, 3) is None and worker_db(cluster, 0) is None
+
+
+def test_property_shards_split_examples_and_seeds() -> None:
+    assert property_shards(25, 7) == [("properties/state-machine", 25, 7)]
+    assert property_shards(3, 7) == [("properties/state-machine", 3, 7)]
+    assert property_shards(60, 7) == [("properties/state-machine-1", 20, 7),
+                                      ("properties/state-machine-2", 20, 8),
+                                      ("properties/state-machine-3", 20, 9)]
+    assert property_shards(26, 0) == [("properties/state-machine-1", 13, 0),
+                                      ("properties/state-machine-2", 13, 1)]
