@@ -333,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command != "run" and str(getattr(args, "redis", "")).startswith("cluster"):
+            raise UsageError(f"--redis cluster is supported by `run` only, not by "
+                             f"`{args.command}`")
         if args.command == "run":
             return cmd_run(args)
         if args.command == "vectors":

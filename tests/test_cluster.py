@@ -110,6 +110,8 @@ def test_cluster_refusals_are_usage_errors_in_words() -> None:
     assert proc.returncode == 2 and "cannot run on Redis Cluster" in proc.stderr
     proc = cli("run", "--prefix", "a:b")
     assert proc.returncode == 2 and "--prefix" in proc.stderr
+    proc = cli("mutants", "--redis", "cluster")
+    assert proc.returncode == 2 and "supported by `run` only" in proc.stderr
 
 
 # --- a real cluster -----------------------------------------------------------------------------
