@@ -58,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version",
                         version=f"bullmq-conformance {reference_impl.__version__} "
-                                "(protocol bullmq-6: npm bullmq 6.x, PyPI bullmq 3.x)")
+                                "(protocol bullmq-6: npm bullmq 6.x, checked against 6.7.0; "
+                                "PyPI bullmq 3.x, checked against 3.4.4)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="run the vectors against a candidate",
@@ -78,15 +79,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
                      help="directory of vector files (default: the bundled vectors)")
     run.add_argument("--junit-xml", type=Path, metavar="FILE",
-                     help="write a JUnit XML report (one testcase per vector)")
+                     help="write a JUnit XML report, one testcase per vector with the state "
+                          "diff in each failure (default: none)")
     run.add_argument("--report-json", type=Path, metavar="FILE",
-                     help="write a JSON report: suite_version, candidate, profile, redis, "
-                          "totals, results")
+                     help="write a JSON report (docs/report.schema.json): report_version, "
+                          "suite_version, candidate, profile, seed, examples, redis, totals, "
+                          "results (default: none)")
+    run.add_argument("--summary-md", type=Path, metavar="FILE",
+                     help="append a Markdown summary (areas x outcomes, run info, the first "
+                          "failures with their diffs) to FILE, e.g. \"$GITHUB_STEP_SUMMARY\" "
+                          "(default: none)")
     run.add_argument("-k", metavar="EXPR", dest="keyword",
-                     help="only run vectors whose id matches the pytest -k expression")
+                     help="only run vectors whose id matches the pytest -k expression "
+                          "(default: all)")
     run.add_argument("--expect", type=Path, metavar="FILE",
                      help="the candidate's expectations file (YAML: id glob -> {outcome: "
-                          "fail|skip, reason, link}); listed failures must keep failing")
+                          "fail|skip, reason, link}); listed failures must keep failing "
+                          "(default: none)")
     _add_timeout(run)
     run.add_argument("--examples", type=int, default=25, metavar="N",
                      help="random op sequences in the `properties` area, checked against the "
@@ -97,7 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run the vectors in N parallel processes (pytest-xdist; auto = one "
                           "per CPU). Each worker has its own queue names, and its own database "
                           "on a server the suite started (default: one process)")
-    run.add_argument("-q", "--quiet", action="store_true", help="less output")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="dots and the summary only (default: one line per file and the "
+                          "reasons of failures, errors and skips)")
 
     diff = sub.add_parser("diff", help="apply the same ops to two candidates and print the "
                                        "first state difference",
@@ -133,6 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
     ewrite.add_argument("--out", type=Path, metavar="FILE",
                         help="where to write (default: standard output)")
 
+    report = sub.add_parser("report", help="a static HTML page comparing JSON reports",
+                            description="Write one self-contained HTML page (no network) from "
+                                        "--report-json files: a pass-rate chart per report, and "
+                                        "a vector x report matrix whose failed cells unfold "
+                                        "their diffs.")
+    report.add_argument("--html", type=Path, required=True, metavar="OUT",
+                        help="the page to write")
+    report.add_argument("reports", type=Path, nargs="+", metavar="REPORT",
+                        help="--report-json files, one column each, in this order")
+
     vec = sub.add_parser("vectors", help="regenerate or check the vector files")
     vsub = vec.add_subparsers(dest="action", required=True, parser_class=_Parser)
     regen = vsub.add_parser("regenerate", help="write the vectors from reference_impl")
@@ -157,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     conc.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                       help="give up after S seconds (default: 60)")
     conc.add_argument("--textbook", action="store_true",
-                      help="race the textbook ZRANGEBYSCORE + ZREM claim on a raw ZSET instead")
+                      help="race the textbook ZRANGEBYSCORE + ZREM claim on a raw ZSET instead "
+                           "(default: the candidate's moveToActive)")
 
     props = sub.add_parser("properties", help="random op sequences against a candidate and "
                                               "the model, shrunk to a vector on failure")
@@ -236,8 +258,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--bmq-prefix", args.prefix]
     if args.junit_xml:
         argv += ["--junitxml", str(args.junit_xml)]
-    if args.report_json:
-        argv += ["--bmq-report-json", str(args.report_json)]
+    report_json, scratch = args.report_json, None
+    if args.summary_md is not None:
+        if not args.summary_md.parent.is_dir():
+            raise UsageError(f"--summary-md {args.summary_md}: no such directory")
+        if report_json is None:  # the summary is built from the JSON report the plugin writes
+            import tempfile
+
+            scratch = tempfile.TemporaryDirectory(prefix="bmqc-report-")
+            report_json = Path(scratch.name) / "report.json"
+    if report_json:
+        argv += ["--bmq-report-json", str(report_json)]
     if args.keyword:
         argv += ["-k", args.keyword]
     if args.expect:
@@ -251,6 +282,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["-p", "xdist", "-n", args.numprocesses]
     collector = _Collector()
     code = pytest.main(argv, plugins=[collector])
+    if args.summary_md is not None:
+        from conformance.report import write_summary
+
+        try:
+            write_summary(args.summary_md, report_json)
+        finally:
+            if scratch is not None:
+                scratch.cleanup()
     if collector.infra is not None:
         print(f"bullmq-conformance: infrastructure error: {collector.infra}", file=sys.stderr)
         return EXIT_INFRA
@@ -351,6 +390,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                               args.adapter_timeout)
         if args.command == "expectations":
             return cmd_expectations(args)
+        if args.command == "report":
+            from conformance.report_html import main as report_main
+
+            return report_main(args.html, args.reports)
         if args.command == "mutants":
             from conformance.mutants import main as mutants_main
 

@@ -40,7 +40,9 @@ class VectorError(HarnessError):
         self.where = where
         self.vector_id = vector_id
         parts = [p for p in (where, vector_id) if p]
-        super().__init__(f"{': '.join(parts)}: {message}" if parts else message)
+        text = f"{': '.join(parts)}: {message}" if parts else message
+        # Printed as one line: an id or a value quoted from the file may hold a line break.
+        super().__init__(text.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 class InfrastructureError(HarnessError):

@@ -236,7 +236,9 @@ class ConformanceRun:
             session.exitstatus = 3
         path = self.config.getoption("bmq_report_json")
         if path and not hasattr(self.config, "workerinput"):
-            write_report(Path(path), report_document(self.run, self.verdicts))
+            document = report_document(self.run, self.verdicts, seed=self.seed,
+                                       examples=self.examples)
+            write_report(Path(path), document)
         self.run.close()
 
 

@@ -203,17 +203,27 @@ class Run:
                 f"profile {self.profile.name}, redis {engine}")
 
 
-def report_document(run: Run, verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `--report-json` document."""
+def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | None = None,
+                    examples: int | None = None) -> dict[str, Any]:
+    """The `--report-json` document (docs/report.schema.json, `report_version` 1).
+
+    `seed` and `examples` are the `properties` area's settings; None (null) when the caller
+    has none to record.
+    """
+    from conformance.report import REPORT_VERSION  # not at the top: it imports this module
+
     totals = dict.fromkeys(OUTCOMES, 0)
     for verdict in verdicts:
         totals[verdict["outcome"]] += 1
     server = run.server
     return {
+        "report_version": REPORT_VERSION,
         "suite_version": SUITE_VERSION,
         "candidate": run.candidate.name,
         "candidate_version": run.candidate.version,
         "profile": run.profile.name,
+        "seed": seed,
+        "examples": examples,
         "redis": {
             "kind": server.kind if server else None,
             "engine": server.engine if server else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.cli import build_parser
 from conformance.paths import LUA_DIR, VECTORS_DIR
 from conformance.vectors import load_file
 
@@ -174,6 +176,42 @@ def test_help_and_version() -> None:
     assert "(default: auto)" in cli("run", "--help").stdout
     proc = cli("--version")
     assert proc.returncode == 0 and "protocol bullmq-6" in proc.stdout
+
+
+Command = tuple[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _subparsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[Command]:
+    found = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _subparsers(sub, (*path, name))
+    return found
+
+
+def test_every_option_of_every_subcommand_states_its_default() -> None:
+    commands = _subparsers(build_parser())
+    assert len(commands) >= 14  # run, diff, report, bench, the vectors and adapter actions...
+    undocumented = [
+        (" ".join(path), action.option_strings)
+        for path, parser in commands for action in parser._actions
+        if action.option_strings and not action.required
+        and not isinstance(action, argparse._HelpAction | argparse._VersionAction)
+        and "(default" not in (action.help or "")
+    ]
+    assert undocumented == []
+    for path, _ in commands:
+        proc = cli(*path, "--help")
+        assert proc.returncode == 0 and "usage: bullmq-conformance" in proc.stdout, path
+
+
+def test_version_names_the_suite_and_the_protocol_versions() -> None:
+    proc = cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == (
+        "bullmq-conformance 0.1.0 (protocol bullmq-6: npm bullmq 6.x, checked against 6.7.0; "
+        "PyPI bullmq 3.x, checked against 3.4.4)")
 
 
 def test_plain_pytest_with_plugin_options(tmp_path: Path, redis_url: str) -> None:

@@ -1,0 +1,223 @@
+"""What is built from `--report-json` documents: loading and checking them, per-area tallies,
+and the Markdown run summary of `run --summary-md` (fit for a CI job summary).
+
+The document is described by docs/report.schema.json; `report_document` in
+conformance.session builds it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import UsageError
+from conformance.paths import ROOT
+from conformance.session import OUTCOMES
+
+REPORT_VERSION = 1
+SCHEMA_PATH = ROOT / "docs" / "report.schema.json"
+#: Failures shown with their diff in the Markdown summary.
+MAX_FAILURES = 5
+#: Outcomes whose message is a failure to look at (a diff, or what broke).
+FAILING = ("failed", "errored")
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many results of an area (or of a whole run) have each outcome."""
+
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    skipped: int = 0
+    xfailed: int = 0
+
+    @classmethod
+    def of(cls, results: Iterable[Mapping[str, Any]]) -> Tally:
+        """Count the outcomes of `results` (report result entries)."""
+        counts = dict.fromkeys(OUTCOMES, 0)
+        for result in results:
+            counts[result["outcome"]] += 1
+        return cls(**counts)
+
+    def count(self, outcome: str) -> int:
+        """The count of one outcome, by name."""
+        if outcome not in OUTCOMES:
+            raise KeyError(outcome)
+        return int(getattr(self, outcome))
+
+    @property
+    def total(self) -> int:
+        """Every result."""
+        return sum(self.count(outcome) for outcome in OUTCOMES)
+
+    @property
+    def applicable(self) -> int:
+        """The results that ran to a verdict: all but the skipped ones."""
+        return self.total - self.skipped
+
+    @property
+    def pass_rate(self) -> float | None:
+        """passed / applicable, or None when nothing was applicable."""
+        return self.passed / self.applicable if self.applicable else None
+
+
+def area_tallies(document: Mapping[str, Any]) -> list[tuple[str, Tally]]:
+    """Each area of a report with its tally, in the order the areas first ran."""
+    by_area: dict[str, list[Mapping[str, Any]]] = {}
+    for result in document["results"]:
+        by_area.setdefault(result["area"], []).append(result)
+    return [(area, Tally.of(results)) for area, results in by_area.items()]
+
+
+def engine_text(document: Mapping[str, Any]) -> str:
+    """The Redis of a run in words: `local redis 7.0.15`, `local valkey 8.0.1 (redis 7.2.4)`."""
+    redis = document["redis"]
+    if redis["kind"] is None:
+        return "not started"
+    text = f"{redis['kind']} {redis['engine']} {redis['version']}"
+    if redis["redis_version"] and redis["redis_version"] != redis["version"]:
+        text += f" (redis {redis['redis_version']})"
+    return text
+
+
+def properties_text(document: Mapping[str, Any]) -> str:
+    """The `properties` settings in words: `seed 7, 25 examples`, or `properties off`."""
+    seed, examples = document["seed"], document["examples"]
+    if examples == 0:
+        return "properties off"
+    parts = ([f"seed {seed}"] if seed is not None else []) + (
+        [f"{examples} examples"] if examples is not None else [])
+    return ", ".join(parts) or "properties not recorded"
+
+
+def run_info(document: Mapping[str, Any]) -> str:
+    """One line naming what ran: suite, candidate and version, profile, Redis, properties."""
+    return (f"bullmq-conformance {document['suite_version']} · candidate "
+            f"{document['candidate']} [{document['candidate_version']}] · profile "
+            f"{document['profile']} · redis {engine_text(document)} · "
+            f"{properties_text(document)}")
+
+
+@functools.cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def validate(document: Any, source: str) -> None:
+    """Raise UsageError (one line) unless `document` is a version-1 report.
+
+    `source` names where it came from, for the message.
+    """
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(document))
+    if error is None:
+        return
+    if isinstance(document, dict) and "results" in document and "report_version" not in document:
+        raise UsageError(f"{source}: a report from an older suite (no report_version); "
+                         f"rerun with --report-json to get a version-{REPORT_VERSION} report")
+    where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+    message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+    raise UsageError(f"{source}: not a bullmq-conformance report (version {REPORT_VERSION}): "
+                     f"at {where}: {message}")
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """Read and check a `--report-json` file; UsageError (one line) when it is not one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a JSON report (not UTF-8 text)") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column "
+                         f"{exc.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not a JSON report (nested too deeply)") from None
+    validate(document, str(path))
+    return document
+
+
+# --- Markdown -------------------------------------------------------------------------------
+
+# Characters that would start Markdown or HTML markup inside a line of a job summary.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|&#~])")
+
+
+def _md(text: str) -> str:
+    """`text` as literal Markdown inline text."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _fence(text: str) -> str:
+    """A fenced code block holding `text` verbatim, whatever backticks it contains."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def summary_markdown(document: Mapping[str, Any]) -> str:
+    """The Markdown summary of one report: a table of areas by outcomes with a totals row, the
+    run info line, and the first failures with their diffs in fenced blocks."""
+    totals = Tally(**document["totals"])
+    bad = totals.failed + totals.errored
+    if totals.total == 0:
+        verdict = "no vectors ran"
+    elif bad:
+        verdict = f"{bad} of {totals.total} failed or errored"
+    else:
+        verdict = f"passed ({totals.passed} passed, {totals.skipped} skipped)"
+    lines = [f"### bullmq-conformance: {_md(document['candidate'])}: {verdict}", "",
+             _md(run_info(document)), "",
+             "| area | " + " | ".join(OUTCOMES) + " |",
+             "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " |"]
+    for area, tally in area_tallies(document):
+        lines.append(f"| {_md(area)} | "
+                     + " | ".join(str(tally.count(o)) for o in OUTCOMES) + " |")
+    lines.append("| **total** | " + " | ".join(f"**{totals.count(o)}**" for o in OUTCOMES)
+                 + " |")
+    failures = [r for r in document["results"] if r["outcome"] in FAILING]
+    if failures:
+        shown = failures[:MAX_FAILURES]
+        lines += ["", f"#### First failures ({len(shown)} of {len(failures)})"]
+        for result in shown:
+            lines += ["", f"**{_md(result['id'])}** ({result['outcome']})", "",
+                      _fence(result["message"] or "(no message)")]
+    return "\n".join(lines) + "\n"
+
+
+def append_summary(path: Path, document: Mapping[str, Any]) -> None:
+    """Append the Markdown summary of `document` to `path` (created if missing), separated by
+    a blank line from what is already there, as a CI job summary file is shared by steps."""
+    text = summary_markdown(document).encode("utf-8")
+    try:
+        with path.open("ab+") as out:  # appends go to the end whatever the read position
+            size = out.seek(0, 2)
+            if size:
+                out.seek(size - 1)
+                text = (b"\n" if out.read(1) == b"\n" else b"\n\n") + text
+            out.write(text)
+    except OSError as exc:
+        raise UsageError(f"--summary-md {path}: cannot write it ({exc.strerror or exc})") from None
+
+
+def write_summary(path: Path, report_json: Path) -> bool:
+    """Append the summary of the report a run wrote to `report_json`; False if it wrote none
+    (the run stopped before it started: a usage error)."""
+    if not report_json.is_file():
+        return False
+    append_summary(path, load_report(report_json))
+    return True

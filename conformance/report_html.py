@@ -1,0 +1,261 @@
+"""`bullmq-conformance report --html`: one static page comparing several `--report-json` runs.
+
+The page is self-contained (inline CSS and script, no fonts, images or requests: its Content
+Security Policy forbids any) and readable without its script, which only folds the diffs:
+
+- a pass-rate chart per report (inline SVG bars, one per area);
+- a matrix: one column per report, one row group per area (the area row gives each column's
+  pass count), one row per vector id, each cell coloured by outcome; a failed, errored or
+  xfailed cell is a button that unfolds a row with its message and diff.
+  `page.html#open=c2-<id>` unfolds column 2's cell of vector <id> on load (a link to a diff).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import UsageError
+from conformance.report import Tally, area_tallies, engine_text, load_report, properties_text
+
+#: Outcomes whose cell unfolds a message (a skip's reason is its cell's tooltip).
+EXPANDABLE = ("failed", "errored", "xfailed")
+_BAR_WIDTH, _LABEL_WIDTH, _ROW_HEIGHT = 180, 130, 18
+
+
+@dataclass(frozen=True)
+class Column:
+    """One report of the page: its file name (not its path) and its document."""
+
+    name: str
+    document: Mapping[str, Any]
+
+    @property
+    def results(self) -> dict[str, Mapping[str, Any]]:
+        """Result entries by vector id."""
+        return {result["id"]: result for result in self.document["results"]}
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def cell_id(column: int, vector_id: str) -> str:
+    """The id of a matrix cell (column from 1); `#open=<id>` unfolds it on load."""
+    return f"c{column}-{vector_id}"
+
+
+def _head(column: Column) -> str:
+    doc = column.document
+    return (f'<span class="cand">{_e(doc["candidate"])}</span>'
+            f'<span class="ver">{_e(doc["candidate_version"])}</span>'
+            f'<span>profile {_e(doc["profile"])}</span>'
+            f"<span>redis {_e(engine_text(doc))}</span>"
+            f'<span class="file">{_e(column.name)} · {_e(properties_text(doc))}</span>')
+
+
+def _percent(rate: float | None) -> str:
+    if rate is None:
+        return "n/a"
+    return f"{rate:.0%}" if rate in (0.0, 1.0) else f"{rate:.1%}"
+
+
+def _chart(index: int, column: Column) -> str:
+    """A bar per area: passed / applicable (skipped results are not counted)."""
+    areas = area_tallies(column.document)
+    total = Tally(**column.document["totals"])
+    height = _ROW_HEIGHT * max(len(areas), 1) + 4
+    width = _LABEL_WIDTH + _BAR_WIDTH + 60
+    bars = []
+    for row, (area, tally) in enumerate(areas):
+        y = row * _ROW_HEIGHT + 2
+        rate = tally.pass_rate
+        filled = round(_BAR_WIDTH * rate) if rate is not None else 0
+        tip = (f"{area}: {tally.passed}/{tally.applicable} passed, {tally.failed} failed, "
+               f"{tally.errored} errored, {tally.xfailed} xfailed, {tally.skipped} skipped")
+        track = "track-bad" if rate is not None and rate < 1 else "track"
+        bars.append(
+            f'<g><title>{_e(tip)}</title>'
+            f'<text x="{_LABEL_WIDTH - 6}" y="{y + 12}" text-anchor="end">{_e(area)}</text>'
+            f'<rect class="{track}" x="{_LABEL_WIDTH}" y="{y + 2}" width="{_BAR_WIDTH}" '
+            f'height="{_ROW_HEIGHT - 5}"/>'
+            f'<rect class="bar" x="{_LABEL_WIDTH}" y="{y + 2}" width="{filled}" '
+            f'height="{_ROW_HEIGHT - 5}"/>'
+            f'<text x="{_LABEL_WIDTH + _BAR_WIDTH + 6}" y="{y + 12}">{_percent(rate)}</text></g>')
+    caption = (f"{total.passed}/{total.applicable} passed ({_percent(total.pass_rate)}), "
+               f"{total.skipped} skipped")
+    return (f'<figure class="chart"><figcaption><b>{index}</b> {_head(column)}'
+            f'<span class="rate">{_e(caption)}</span></figcaption>'
+            f'<svg role="img" aria-label="pass rate per area, report {index}" '
+            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+            + "".join(bars) + "</svg></figure>")
+
+
+def _area_cell(tally: Tally | None) -> str:
+    if tally is None:
+        return '<td class="o-absent"></td>'
+    state = "bad" if tally.failed or tally.errored else "good" if tally.passed else "none"
+    skipped = f' <span class="skips">+{tally.skipped} skipped</span>' if tally.skipped else ""
+    return f'<td class="sum {state}">{tally.passed}/{tally.applicable}{skipped}</td>'
+
+
+def _matrix(columns: Sequence[Column]) -> str:
+    per_column = [column.results for column in columns]
+    areas: dict[str, list[str]] = {}
+    for column in columns:
+        for result in column.document["results"]:
+            ids = areas.setdefault(result["area"], [])
+            if result["id"] not in ids:
+                ids.append(result["id"])
+    tallies = [dict(area_tallies(column.document)) for column in columns]
+    span = len(columns) + 1
+    heads = "".join(f'<th scope="col"><b>{i}</b> {_head(column)}</th>'
+                    for i, column in enumerate(columns, 1))
+    parts = [f'<table id="matrix"><thead><tr><th scope="col">vector</th>{heads}</tr></thead>']
+    for area, ids in areas.items():
+        sums = "".join(_area_cell(t.get(area)) for t in tallies)
+        parts.append(f'<tbody><tr class="area"><th scope="rowgroup">{_e(area)}</th>{sums}</tr>')
+        for vector_id in ids:
+            cells, details = [], []
+            for index, (column, results) in enumerate(zip(columns, per_column, strict=True), 1):
+                result = results.get(vector_id)
+                if result is None:
+                    cells.append('<td class="o o-absent"></td>')
+                    continue
+                outcome, message = result["outcome"], result["message"]
+                if outcome in EXPANDABLE:
+                    cid = cell_id(index, vector_id)
+                    cells.append(
+                        f'<td class="o o-{outcome}"><button type="button" id="{_e(cid)}" '
+                        f'aria-expanded="false" aria-controls="d{_e(cid)}">{outcome}</button>'
+                        "</td>")
+                    details.append(
+                        f'<tr class="detail" id="d{_e(cid)}"><td colspan="{span}">'
+                        f'<div class="who">{_e(vector_id)}: {outcome} in <b>{index}</b> '
+                        f'{_e(column.document["candidate"])}</div>'
+                        f"<pre>{_e(message or '(no message)')}</pre></td></tr>")
+                else:
+                    tip = f' title="{_e(message)}"' if message else ""
+                    cells.append(f'<td class="o o-{outcome}"{tip}>{outcome}</td>')
+            parts.append(f'<tr class="vector"><th scope="row">{_e(vector_id)}</th>'
+                         + "".join(cells) + "</tr>" + "".join(details))
+        parts.append("</tbody>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+_CSS = """
+:root { color-scheme: light; --passed: #c9f0d3; --failed: #ffc9c9; --errored: #ffd8a8;
+  --skipped: #e9ecef; --xfailed: #e5dbff; --ink: #212529; --muted: #6c757d; }
+body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: var(--ink); margin: 1.5rem; }
+h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
+.legend span { display: inline-block; padding: 0 .5rem; margin-right: .3rem; border-radius: 3px; }
+.legend .blank { border: 1px solid #dee2e6; margin-right: 1rem; }
+.charts { display: flex; flex-wrap: wrap; gap: 1rem; margin: 1rem 0; }
+.chart { margin: 0; padding: .6rem; border: 1px solid #dee2e6; border-radius: 6px; }
+.chart figcaption, th[scope=col] { font-size: 12px; }
+.chart figcaption span, th[scope=col] span { display: block; max-width: 26em;
+  overflow-wrap: anywhere; }
+.cand { font-weight: 600; font-size: 13px; }
+.ver, .file, .skips { color: var(--muted); }
+.rate { font-weight: 600; margin-top: .2rem; }
+svg text { font-size: 11px; fill: var(--ink); }
+svg .track { fill: #e9ecef; } svg .track-bad { fill: #ffc9c9; } svg .bar { fill: #2f9e44; }
+.wrap { overflow-x: auto; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #dee2e6; padding: 2px 8px; text-align: left; vertical-align: top; }
+thead th { background: #f8f9fa; font-weight: normal; }
+tr.area th, tr.area td { background: #f1f3f5; font-weight: 600; padding-top: 6px; }
+tr.vector th { font-weight: normal; font-family: ui-monospace, Menlo, Consolas, monospace;
+  font-size: 12px; }
+td.sum.good { color: #2b8a3e; } td.sum.bad { color: #c92a2a; }
+td.o { text-align: center; min-width: 6em; }
+.o-passed { background: var(--passed); } .o-failed { background: var(--failed); }
+.o-errored { background: var(--errored); } .o-skipped { background: var(--skipped);
+  color: var(--muted); } .o-xfailed { background: var(--xfailed); }
+td.o button { all: unset; cursor: pointer; display: block; width: 100%; font-weight: 600; }
+td.o button::after { content: " \\25B8"; }
+td.o button[aria-expanded=true]::after { content: " \\25BE"; }
+td.o button:focus-visible { outline: 2px solid #1971c2; }
+tr.detail { display: none; }
+tr.detail.open { display: table-row; }
+tr.detail td { background: #fff8f8; }
+tr.detail .who { font-size: 12px; color: var(--muted); }
+pre { margin: .3rem 0; font: 12px/1.35 ui-monospace, Menlo, Consolas, monospace;
+  white-space: pre; overflow-x: auto; max-width: 95vw; }
+"""
+
+# Folds and unfolds the diff rows; unfolds the cell named by a `#open=<cell id>` fragment (not
+# the bare id: the browser would scroll to it whether or not it is in view).
+_SCRIPT = """
+(function () {
+  "use strict";
+  function toggle(button) {
+    var row = document.getElementById(button.getAttribute("aria-controls"));
+    if (!row) { return; }
+    var open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    row.classList.toggle("open", open);
+  }
+  document.getElementById("matrix").addEventListener("click", function (event) {
+    var button = event.target.closest("button[aria-controls]");
+    if (button) { toggle(button); }
+  });
+  function openFragment() {
+    var id;
+    if (location.hash.indexOf("#open=") !== 0) { return; }
+    try { id = decodeURIComponent(location.hash.slice(6)); } catch (e) { return; }
+    var button = id ? document.getElementById(id) : null;
+    if (!button || !button.hasAttribute("aria-controls")) { return; }
+    if (button.getAttribute("aria-expanded") !== "true") { button.click(); }
+    var box = button.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) {
+      button.scrollIntoView({block: "center"});
+    }
+    button.focus({preventScroll: true});
+  }
+  window.addEventListener("hashchange", openFragment);
+  openFragment();
+})();
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+
+def render_html(columns: Sequence[Column]) -> str:
+    """The page comparing `columns` (one per report), as a self-contained HTML document."""
+    legend = "".join(f'<span class="o-{outcome}">{outcome}</span>'
+                     for outcome in ("passed", "failed", "errored", "skipped", "xfailed"))
+    charts = "".join(_chart(index, column) for index, column in enumerate(columns, 1))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        "<title>bullmq-conformance report</title>"
+        f"<style>{_CSS}</style>"
+        "<noscript><style>tr.detail { display: table-row; }</style></noscript>"
+        "</head><body><h1>bullmq-conformance report</h1>"
+        f'<p class="legend">{legend}<span class="blank">blank: not in that run</span>'
+        "pass rate = passed / (results - skipped) · click a failed, errored or xfailed cell "
+        "for its diff</p>"
+        f'<section class="charts">{charts}</section>'
+        f'<div class="wrap">{_matrix(columns)}</div>'
+        f"<script>{_SCRIPT}</script></body></html>\n")
+
+
+def main(out: Path, reports: Sequence[Path]) -> int:
+    """Load every report (UsageError, one line, on the first bad one) and write the page."""
+    columns = [Column(path.name, load_report(path)) for path in reports]
+    page = render_html(columns)
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--html {out}: cannot write it ({exc.strerror or exc})") from None
+    vectors = len({r["id"] for c in columns for r in c.document["results"]})
+    sys.stdout.write(f"wrote {out}: {len(columns)} report(s), {vectors} vector ids\n")
+    return 0

@@ -1,0 +1,164 @@
+"""Faults are named for what they are: a broken candidate makes the vectors that need the broken
+part *errored* (the run goes on, exit 1); a Redis that dies mid-run is an infrastructure error
+(exit 3, one line), and no vector is reported failed because of it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from conformance._local_server import _resolve_local
+from conformance.paths import LUA_DIR
+from conformance.vectors import Vector
+from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
+
+FAULTY_ADAPTER = Path(__file__).parent / "adapters" / "faulty.py"
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def _syntax_error(lua: Path) -> None:
+    path = lua / "changeDelay-4.lua"
+    path.write_text(path.read_text() + "\nlocal x = = 1\n")
+
+
+def _raises(lua: Path) -> None:
+    path = lua / "promote-9.lua"
+    path.write_text('error("planted failure")\n' + path.read_text())
+
+
+def _wrong_key_count(lua: Path) -> None:
+    (lua / "changePriority-7.lua").rename(lua / "changePriority-6.lua")
+
+
+@pytest.mark.parametrize(
+    ("breakage", "op", "cause"),
+    [
+        (_syntax_error, ChangeDelay, "changeDelay-4.lua raised: Error compiling script"),
+        (_raises, Promote, "promote-9.lua raised: user_script:1: planted failure"),
+        (_wrong_key_count, ChangePriority,
+         "missing script changePriority-7.lua in {lua}; found changePriority-6.lua, but 6.x "
+         "takes 7 KEYS"),
+    ],
+    ids=["lua-syntax-error", "raises-at-runtime", "wrong-keys-count"],
+)
+def test_a_broken_script_errors_exactly_the_vectors_that_call_it(
+        tmp_path: Path, redis_url: str, all_vectors: list[Vector],
+        profile_skips: Callable[[str], set[str]], breakage: Callable[[Path], None],
+        op: type[Op], cause: str) -> None:
+    lua = tmp_path / "lua"
+    shutil.copytree(LUA_DIR, lua)
+    breakage(lua)
+    report = tmp_path / "r.json"
+    proc = cli("run", "-q", "--redis", redis_url, "--examples", "0", "--candidate",
+               f"scripts:{lua}", "--report-json", str(report))
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    results = json.loads(report.read_text())["results"]
+    errored = {r["id"] for r in results if r["outcome"] == "errored"}
+    calling = {v.id for v in all_vectors if any(isinstance(o, op) for o in v.when)}
+    assert errored == calling - profile_skips("bullmq")
+    assert all(cause.format(lua=lua) in r["message"] for r in results if r["id"] in errored)
+    # The run went on: everything else still passed.
+    assert {r["outcome"] for r in results if r["id"] not in errored} <= {"passed", "skipped"}
+
+
+def test_a_crashing_adapter_leaves_no_keys_on_a_shared_server(redis_server: object,
+                                                              tmp_path: Path) -> None:
+    url = f"{redis_server.url.rsplit('/', 1)[0]}/11"  # type: ignore[attr-defined]
+    client = redis.Redis.from_url(url, decode_responses=True)
+    client.set("someone-else", "kept")
+    try:
+        # Vectors that seed keys before the first op, which then kills the adapter.
+        proc = cli("run", "-q", "--redis", f"url:{url}", "--examples", "0", "-k",
+                   "pause/legacy-rename or promote-job/legacy-zero-marker-dropped",
+                   "--adapter-timeout", "2", "--candidate",
+                   f"command:{sys.executable} {FAULTY_ADAPTER} crash")
+        assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+        assert sorted(client.scan_iter(match="*", count=1000)) == ["someone-else"]
+        assert client.get("someone-else") == "kept"
+    finally:
+        client.delete("someone-else")
+        client.close()
+
+
+# --- Redis dies mid-run -------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def killable_redis() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A redis-server this test starts itself, so that it may kill it."""
+    port = _free_port()
+    workdir = tempfile.mkdtemp(prefix="bmqc-fault-")
+    proc = subprocess.Popen([_resolve_local("redis-server"), "--port", str(port), "--bind",
+                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.01)
+    try:
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_redis_killed_mid_run_is_an_infrastructure_error(
+        killable_redis: tuple[subprocess.Popen[bytes], int], tmp_path: Path) -> None:
+    server, port = killable_redis
+    report = tmp_path / "r.json"
+    run = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
+                            f"url:redis://127.0.0.1:{port}/0", "--examples", "0",
+                            "--report-json", str(report)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watcher = redis.Redis(port=port)
+    try:
+        deadline = time.monotonic() + 60
+        # Kill it once the 20th vector's queue exists, so that some vectors ran before.
+        while not any(True for _ in watcher.scan_iter(match="*bmqc-*-00002*", count=1000)):
+            assert time.monotonic() < deadline and run.poll() is None, "no vector started"
+            time.sleep(0.002)
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        watcher.close()
+    assert run.returncode == 3, out[-2000:] + err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(
+        "bullmq-conformance: infrastructure error: Redis connection lost"), err
+    assert "Traceback" not in out + err
+    results = json.loads(report.read_text())["results"]
+    assert results, "some vectors ran before the kill"
+    assert not [r for r in results if r["outcome"] in ("failed", "errored")], results[-3:]

@@ -1,0 +1,179 @@
+"""The malformed-vector corpus: every defect is an exit 2 with one line naming file, line and id.
+
+Each file under `tests/malformed/` (or directory, for defects that need several files) is a
+small vector file with exactly one defect. Its leading comments say what is wrong and what is
+expected, written by hand from the file::
+
+    # expect: line=21 id=area/test stage=parse contains="a tab character"
+    # fix: ("\\tname: a\\n", "    name: a\\n")
+
+`line` and `id` are `none` where the defect has no line or lies outside any vector. `stage` is
+where the loader catches it: `parse` (YAML and JSON-compatibility), `schema`, or `consistency`
+(after the file was cached; see below). `fix` is the replacement (or list of replacements) in
+the body that repairs the defect, or `none`: the repaired file must load, which shows that the
+one defect is all that was wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.paths import VECTORS_DIR
+from conformance.vectors import CACHE_ENV, load_dir
+
+CORPUS = Path(__file__).parent / "malformed"
+ROOT = Path(__file__).resolve().parents[1]
+# The only cases whose defect no local edit can repair.
+UNFIXABLE = {"empty-file", "top-level-list"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One malformed corpus entry and what rejecting it must print."""
+
+    name: str
+    files: tuple[Path, ...]
+    reported: Path
+    line: int | None
+    vector_id: str | None
+    stage: str
+    contains: str
+    fix: tuple[tuple[bytes, bytes], ...] | None
+
+
+def _split_header(raw: bytes) -> tuple[bytes, bytes]:
+    """The leading comment lines and the rest of a corpus file."""
+    lines = raw.splitlines(keepends=True)
+    count = next((i for i, row in enumerate(lines) if not row.startswith(b"#")), len(lines))
+    return b"".join(lines[:count]), b"".join(lines[count:])
+
+
+def _directive(header: bytes, name: str) -> str | None:
+    prefix = f"# {name}: "
+    rows = [row for row in header.decode("ascii").splitlines() if row.startswith(prefix)]
+    assert len(rows) <= 1, f"more than one {name!r} directive"
+    return rows[0].removeprefix(prefix) if rows else None
+
+
+def _as_bytes(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8")
+
+
+def _fix(text: str) -> tuple[tuple[bytes, bytes], ...] | None:
+    if text.startswith("none"):
+        return None
+    value = ast.literal_eval(text)
+    pairs = value if isinstance(value, list) else [value]
+    return tuple((_as_bytes(old), _as_bytes(new)) for old, new in pairs)
+
+
+def _case(entry: Path) -> Case:
+    files = tuple(sorted(p for p in entry.iterdir() if p.suffix in (".yaml", ".yml"))) \
+        if entry.is_dir() else (entry,)
+    described = [(p, _split_header(p.read_bytes())[0]) for p in files]
+    reported = [(p, h) for p, h in described if _directive(h, "expect") is not None]
+    assert len(reported) == 1, f"{entry}: exactly one file needs an expect line"
+    path, header = reported[0]
+    fields = dict(item.split("=", 1) for item in shlex.split(_directive(header, "expect") or ""))
+    assert set(fields) == {"line", "id", "stage", "contains"}, (entry, fields)
+    assert fields["stage"] in ("parse", "schema", "consistency"), entry
+    fix = _directive(header, "fix")
+    assert fix is not None, f"{path}: no fix directive"
+    return Case(
+        name=entry.stem if entry.is_file() else entry.name,
+        files=files,
+        reported=path,
+        line=None if fields["line"] == "none" else int(fields["line"]),
+        vector_id=None if fields["id"] == "none" else fields["id"],
+        stage=fields["stage"],
+        contains=fields["contains"],
+        fix=_fix(fix),
+    )
+
+
+CASES = [_case(p) for p in sorted(CORPUS.iterdir()) if p.is_dir() or p.suffix == ".yaml"]
+_ID_PREFIX = re.compile(r"[a-z0-9-]+/[a-z0-9][a-z0-9.-]*: ")
+
+
+def test_corpus_has_at_least_30_distinct_defects() -> None:
+    assert len(CASES) >= 30
+    assert len({c.contains for c in CASES}) == len(CASES), "two cases expect the same message"
+    assert {c.name for c in CASES if c.fix is None} == UNFIXABLE
+    assert any(len(c.files) > 1 for c in CASES), "no case spans two files"
+
+
+def _vectors_dir(tmp_path: Path, case: Case, fixed: bool = False) -> Path:
+    directory = tmp_path.resolve() / "vectors"
+    directory.mkdir()
+    shutil.copy(VECTORS_DIR / "schema.json", directory / "schema.json")
+    for path in case.files:
+        raw = path.read_bytes()
+        if fixed and path == case.reported:
+            header, body = _split_header(raw)
+            for old, new in case.fix or ():
+                assert body.count(old) == 1, (path, old)
+                body = body.replace(old, new)
+            raw = header + body
+        (directory / path.name).write_bytes(raw)
+    return directory
+
+
+def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, CACHE_ENV: str(cache)}
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_malformed_file_exits_2_with_one_line(case: Case, tmp_path: Path, redis_url: str) -> None:
+    directory = _vectors_dir(tmp_path, case)
+    cache = tmp_path / "cache"
+    where = str(directory / case.reported.name)
+    if case.line is not None:
+        where += f":{case.line}"
+    head = f"{where}: {case.vector_id}: " if case.vector_id else f"{where}: "
+    contains = case.contains.replace("{dir}", str(directory))
+    # `vectors check` first: it caches a file that parses and fits the schema, so `run` then
+    # meets the consistency defects through the cache.
+    commands = [
+        ("bullmq-conformance: ", ("vectors", "check", "--vectors", str(directory))),
+        ("vector error: ", ("run", "--vectors", str(directory), "--redis", redis_url, "-q",
+                            "--examples", "0")),
+    ]
+    for prefix, args in commands:
+        proc = _cli(*args, cache=cache)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 2, (args[0], output[-3000:])
+        assert "Traceback" not in output
+        assert "passed" not in proc.stdout
+        lines = [row for row in proc.stderr.splitlines() if row.strip()]
+        assert len(lines) == 1, (args[0], proc.stderr)
+        assert lines[0].startswith(prefix + head), (args[0], lines[0], prefix + head)
+        message = lines[0].removeprefix(prefix + head)
+        assert contains in message, (args[0], lines[0])
+        if case.vector_id is None:
+            assert not _ID_PREFIX.match(message), (args[0], lines[0])
+    cached = list(cache.glob("*.marshal")) if cache.exists() else []
+    # A file that fails to parse or fails the schema is never cached; consistency is checked
+    # on every load, so a file that only fails it was cached and still failed the second time.
+    assert len(cached) == (len(case.files) if case.stage == "consistency" else 0)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.fix is not None],
+                         ids=[c.name for c in CASES if c.fix is not None])
+def test_repairing_the_one_defect_makes_the_files_load(case: Case, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, "off")
+    loaded = load_dir(_vectors_dir(tmp_path, case, fixed=True))
+    assert [vf.path.name for vf in loaded] == [p.name for p in case.files]
+    assert all(vf.vectors for vf in loaded)
