@@ -88,12 +88,18 @@ def test_broken_candidate_fails_with_diff(tmp_path: Path, redis_url: str) -> Non
     include = lua / "includes" / "getDelayedScore.lua"
     include.write_text(include.read_text().replace("return topScore + 1, fireAt",
                                                    "return topScore + 2, fireAt"))
+    junit = tmp_path / "junit.xml"
     proc = cli("run", "--redis", redis_url, "--candidate", f"scripts:{lua}", "--vectors",
-               str(one_vector_dir(tmp_path)))
+               str(one_vector_dir(tmp_path)), "--junit-xml", str(junit))
     assert proc.returncode == 1
     assert "next-wake/fractional-after-head-moves (" in proc.stdout
     assert "fact: With the head at F*4096+1, marker 1 is F + 1/4096." in proc.stdout
     assert "expected score 6963200020480001 (F=1700000005000 +1)" in proc.stdout
+    # The JUnit file carries the same diff in the vector's <failure>.
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    failure = cases["next-wake/fractional-after-head-moves"].find("failure")
+    assert failure is not None
+    assert "expected score 6963200020480001 (F=1700000005000 +1)" in (failure.text or "")
 
 
 def test_missing_script_is_errored_not_failed(tmp_path: Path, redis_url: str) -> None:
