@@ -20,6 +20,7 @@ import json
 import marshal
 import os
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -150,6 +151,7 @@ def _parse_and_validate(path: Path) -> tuple[Any, list[int], dict[str, int]]:
         entry = directory / (hashlib.sha256(_cache_salt() + raw).hexdigest() + ".marshal")
         try:
             data, lines, header_lines = marshal.loads(entry.read_bytes())
+            os.utime(entry)  # recently used: kept by prune_cache
             return data, lines, header_lines
         except (OSError, EOFError, ValueError, TypeError):
             pass  # not cached yet, or unreadable: parse it
@@ -157,7 +159,30 @@ def _parse_and_validate(path: Path) -> tuple[Any, list[int], dict[str, int]]:
     _check_schema(path, text, data)
     if entry is not None:
         _store(entry, (data, lines, header_lines))
+        prune_cache(entry.parent)
     return data, lines, header_lines
+
+
+#: Cache entries unused this long are deleted when a new one is written.
+CACHE_MAX_AGE_S = 30 * 24 * 3600
+
+
+def prune_cache(directory: Path, max_age_s: float = CACHE_MAX_AGE_S,
+                now: float | None = None) -> int:
+    """Delete cache entries (and stale temporary files) not used for `max_age_s`; return
+    how many. Every regeneration of the vectors leaves new entries, so without this the
+    cache would only grow."""
+    limit = (time.time() if now is None else now) - max_age_s
+    removed = 0
+    for pattern in ("*.marshal", "*.tmp"):
+        for old in directory.glob(pattern):
+            try:
+                if old.stat().st_mtime < limit:
+                    old.unlink()
+                    removed += 1
+            except OSError:
+                continue  # another process pruned or replaced it first
+    return removed
 
 
 def _store(entry: Path, value: Any) -> None:
