@@ -208,13 +208,15 @@ class ConformanceRun:
         if self.examples <= 0:
             return
         keyword = config.getoption("keyword")
-        for name, examples, seed in property_shards(self.examples, self.seed):
-            if keyword:
-                from _pytest.mark.expression import Expression
+        matcher = None
+        if keyword:
+            from _pytest.mark.expression import Expression
 
-                matcher = Expression.compile(keyword)
-                if not matcher.evaluate(lambda word, n=name: word.lower() in n.lower()):
-                    continue
+            matcher = Expression.compile(keyword)
+        for name, examples, seed in property_shards(self.examples, self.seed):
+            if matcher is not None and not matcher.evaluate(
+                    lambda word, n=name: word.lower() in n.lower()):
+                continue
             items.append(PropertiesItem.from_parent(session, name=name, examples=examples,
                                                     seed=seed))
 

@@ -159,6 +159,7 @@ def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
 def _slot_diff(queue: QueueRef, names: list[str]) -> list[str]:
     """Keys outside BASE's hash slot: on Redis Cluster a script using them fails (CROSSSLOT)."""
     home = capabilities.slot_of(queue.base)
-    return [f"key {name} is in hash slot {capabilities.slot_of(name)}, not in slot {home} of "
-            f"{queue.base!r}: Redis Cluster would reject the script with CROSSSLOT"
-            for name in sorted(names) if capabilities.slot_of(name) != home]
+    slots = {name: capabilities.slot_of(name) for name in sorted(names)}
+    return [f"key {name} is in hash slot {slot}, not in slot {home} of {queue.base!r}: Redis "
+            f"Cluster would reject the script with CROSSSLOT"
+            for name, slot in slots.items() if slot != home]

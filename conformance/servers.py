@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Literal, cast
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -141,16 +141,24 @@ def provision(spec: str | RedisSpec = "auto") -> Iterator[ServerInfo]:
         server.stop()
 
 
-def client_for(info: ServerInfo, *, db: int | None = None) -> redis.Redis:
+def client_for(info: ServerInfo, *, db: int | None = None,
+               fail_fast: bool = False) -> redis.Redis:
     """A redis-py client for `info` with ``decode_responses=True``, on `db` if given.
 
     For a cluster it is a `redis.cluster.RedisCluster`, which routes every command (and every
     script call, by its KEYS) to the node owning the slot; it has the same command methods.
+    `fail_fast` gives short timeouts and no retries, for cleanup against a server that may be
+    gone.
     """
     url = info.url if db is None else url_with_db(info.url, db)
+    options: dict[str, Any] = {"decode_responses": True}
+    if fail_fast:
+        options |= {"socket_connect_timeout": 2, "socket_timeout": 10}
     if info.cluster:
-        return cast(redis.Redis, RedisCluster.from_url(url, decode_responses=True))
-    return redis.Redis.from_url(url, decode_responses=True)
+        return cast(redis.Redis, RedisCluster.from_url(url, **options))
+    if fail_fast:
+        options["retry"] = Retry(NoBackoff(), 0)
+    return redis.Redis.from_url(url, **options)
 
 
 def client_for_url(url: str, cluster: bool = False) -> redis.Redis:

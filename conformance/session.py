@@ -12,10 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from redis.backoff import NoBackoff
-from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
-from redis.retry import Retry
 
 import reference_impl
 from conformance import capabilities, servers
@@ -162,15 +159,9 @@ class Run:
         """
         # A fresh client: the run's own may have been cut mid-reply by an interrupt, and a dead
         # server must fail fast instead of through redis-py's default retries.
-        client: redis.Redis | RedisCluster
+        # On a cluster, scan_iter visits every primary and unlink splits keys by slot.
         try:
-            if server.cluster:  # scan_iter visits every primary; unlink splits keys by slot
-                client = RedisCluster.from_url(server.url, socket_connect_timeout=2,
-                                               socket_timeout=10, decode_responses=True)
-            else:
-                client = redis.Redis.from_url(server.url, socket_connect_timeout=2,
-                                              socket_timeout=10, retry=Retry(NoBackoff(), 0),
-                                              decode_responses=True)
+            client = servers.client_for(server, fail_fast=True)
         except (redis.RedisError, RedisClusterException):
             return 0  # no cluster node answers
         pattern = f"*{glob_escape(f'bmqc-{self.names.run_id}-')}*"
