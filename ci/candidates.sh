@@ -10,7 +10,7 @@ commands="$(python -c 'import bullmq, pathlib; print(pathlib.Path(bullmq.__file_
 python="$(command -v python)"
 for profile in bullmq echomq; do
   for candidate in reference "scripts:$commands" bullmq-py bullmq-node \
-      "command:$python docs/examples/python_adapter.py $commands"; do
+      "command:$python conformance/bundled/examples/python_adapter.py $commands"; do
     echo "--- $candidate, profile $profile"
     bullmq-conformance run -q --candidate "$candidate" --profile "$profile" "$@"
   done

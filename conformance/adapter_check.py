@@ -1,8 +1,9 @@
 """`bullmq-conformance adapter check CMD`: a protocol smoke test for adapter authors.
 
 It starts the adapter against a throwaway Redis, sends `start`, one request of every op kind and
-`stop`, and validates every reply against `docs/adapter-protocol.schema.json`. It checks the
-protocol only (shapes, seq numbers, result types), not the Redis state: that is what `run` is for.
+`stop`, and validates every reply against the bundled `schemas/adapter-protocol.schema.json`.
+It checks the protocol only (shapes, seq numbers, result types), not the Redis state: that is
+what `run` is for.
 """
 
 from __future__ import annotations

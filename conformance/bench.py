@@ -4,8 +4,9 @@ Prints vectors/s for the harness (seed, ops, snapshot, compare, cleanup per vect
 replay exactly the Redis commands the harness sent using plain redis-py, their ratio, the time
 to load the vector files (cached, and parsed and validated), the wall time of a full default
 `bullmq-conformance run` (new process, Redis start included), and the speedup of `-n 2`
-(pytest-xdist) over a serial run, for the default run and a long one. Run with
-`bullmq-conformance bench` or `python -m conformance.bench`.
+(pytest-xdist) over a serial run, for the default run and a long one, and what the installed
+pytest plugin costs a pytest run that does not use it. Run with `bullmq-conformance bench` or
+`python -m conformance.bench`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import redis
 
 from conformance import servers
 from conformance.candidates import from_spec
-from conformance.paths import VECTORS_DIR
+from conformance.resources import CACHE_ENV
+from conformance.resources import vectors_dir as bundled_vectors
 from conformance.runner import QueueNames, run_vector
 from conformance.session import profile_for
-from conformance.vectors import CACHE_ENV, Vector, iter_vectors, load_dir
+from conformance.vectors import Vector, iter_vectors, load_dir
 
 Recorded = list[tuple[str, list[tuple[Any, ...]]]]
 #: The long run of the parallel figures: enough `properties` shards to spread over workers.
@@ -101,6 +103,28 @@ def _speedup(redis_spec: str, repeat: int, *extra: str) -> tuple[float, float]:
     return serial, parallel
 
 
+#: New pytest processes per variant when timing the plugin's cost to an unrelated pytest run.
+PLUGIN_REPEAT = 7
+
+
+def _plugin_overhead(argv: list[str]) -> tuple[float, float]:
+    """Best wall times of `python -m pytest ARGV` in an empty folder with the plugin loaded as
+    installed (entry point) and with it blocked (`-p no:conformance.plugin`), interleaved so
+    that a noisy neighbour slows both alike."""
+    import tempfile
+
+    times: dict[bool, list[float]] = {True: [], False: []}
+    with tempfile.TemporaryDirectory(prefix="bmqc-bench-") as empty:
+        for _ in range(PLUGIN_REPEAT):
+            for loaded in (True, False):
+                block = [] if loaded else ["-p", "no:conformance.plugin"]
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "pytest", *block, *argv], cwd=empty,
+                               capture_output=True, check=False)
+                times[loaded].append(time.perf_counter() - start)
+    return min(times[True]), min(times[False])
+
+
 def _cold_load_seconds(vectors_dir: Path) -> float:
     previous = os.environ.get(CACHE_ENV)
     os.environ[CACHE_ENV] = "off"
@@ -113,8 +137,10 @@ def _cold_load_seconds(vectors_dir: Path) -> float:
             os.environ[CACHE_ENV] = previous
 
 
-def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_DIR) -> int:
+def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path | None = None) -> int:
     """Run the benchmark and print its figures. Returns a process exit code."""
+    if vectors_dir is None:
+        vectors_dir = bundled_vectors()
     start = time.perf_counter()
     files = load_dir(vectors_dir)
     load_seconds = time.perf_counter() - start
@@ -133,6 +159,8 @@ def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_
     full = min(_run_seconds(redis_spec) for _ in range(max(repeat, 1)))
     plain = _speedup(redis_spec, max(repeat, 1))
     heavy = _speedup(redis_spec, 1, "--examples", str(HEAVY_EXAMPLES))
+    plugin = [("pytest --version", _plugin_overhead(["--version"])),
+              ("pytest, nothing to collect", _plugin_overhead(["-q", "-p", "no:cacheprovider"]))]
     ran = sum(1 for v in vectors if v.profile in (None, "bullmq"))
     print(f"bullmq-conformance bench: {len(vectors)} vectors ({ran} run under profile bullmq), "
           f"redis {engine}, best of {repeat}")
@@ -149,6 +177,11 @@ def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path = VECTORS_
                                       (f"--examples {HEAVY_EXAMPLES}", heavy)):
         print(f"    {label:18}: serial {serial:6.2f} s, -n 2 {parallel:6.2f} s, speedup "
               f"{serial / parallel:4.2f}x (target >= 1.6)")
+    print(f"  the installed plugin, inactive, in an unrelated pytest run (new processes, best of "
+          f"{PLUGIN_REPEAT}; without = -p no:conformance.plugin):")
+    for label, (loaded, blocked) in plugin:
+        print(f"    {label:26}: {loaded:6.3f} s with, {blocked:6.3f} s without, "
+              f"{(loaded - blocked) * 1000:+5.0f} ms (target <= +50 ms)")
     return 0
 
 

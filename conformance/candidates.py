@@ -2,26 +2,66 @@
 
 from __future__ import annotations
 
+import filecmp
+import hashlib
+import shlex
 import shutil
 from pathlib import Path
 
 from conformance.candidate import Candidate
 from conformance.command_candidate import DEFAULT_TIMEOUT, CommandCandidate
+from conformance.defaults import CANDIDATE_SPECS
 from conformance.errors import UsageError
-from conformance.paths import LUA_DIR, ROOT
+from conformance.resources import NODE_ADAPTER_FILES, cache_dir, lua_dir, node_adapter_source
 from conformance.scripts_candidate import ScriptsCandidate
 
-SPEC_HELP = "reference | scripts:DIR | command:'CMD ARGS' | bullmq-node | bullmq-py"
-NODE_ADAPTER = ROOT / "ci" / "adapters" / "node-bullmq"
+SPEC_HELP = CANDIDATE_SPECS
+
+
+def _installed(directory: Path) -> bool:
+    return (directory / "node_modules" / "bullmq").is_dir()
+
+
+def node_adapter_dir() -> Path:
+    """Where the Node adapter runs: the bundled directory when its npm packages are installed
+    there (a checkout), else a copy in the user cache (the installed package's directory may
+    not be writable, and is replaced on upgrade).
+
+    Raises UsageError, naming the one `npm ci` command to run, while the packages are missing.
+    """
+    source = node_adapter_source()
+    if _installed(source):
+        return source
+    base = cache_dir()
+    if base is None:
+        raise UsageError(f"--candidate bullmq-node needs its npm packages (bullmq 6.7.0 and "
+                         f"ioredis, pinned by a lockfile), and the cache is off: run `npm ci "
+                         f"--prefix {source}` once")
+    # One directory per lockfile: an upgrade of the suite that pins another bullmq gets its own.
+    lock = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
+    target = base / f"node-bullmq-{lock}"
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name in NODE_ADAPTER_FILES:
+            if not (target / name).is_file() or not filecmp.cmp(source / name, target / name,
+                                                                 shallow=False):
+                shutil.copyfile(source / name, target / name)
+    except OSError as exc:
+        raise UsageError(f"--candidate bullmq-node: cannot prepare {target}: {exc.strerror}; "
+                         f"or run `npm ci --prefix {source}` once") from None
+    if not _installed(target):
+        raise UsageError(f"--candidate bullmq-node needs its npm packages (bullmq 6.7.0 and "
+                         f"ioredis, pinned by a lockfile): run `npm ci --prefix {target}` "
+                         "once")
+    return target
 
 
 def _node_candidate(timeout: float) -> Candidate:
     if shutil.which("node") is None:
         raise UsageError("--candidate bullmq-node needs Node.js (node) on PATH")
-    if not (NODE_ADAPTER / "node_modules" / "bullmq").is_dir():
-        raise UsageError(f"--candidate bullmq-node: run `npm ci` in {NODE_ADAPTER} first")
-    return CommandCandidate(f"node {NODE_ADAPTER / 'adapter.js'}", label="bullmq-node",
-                            timeout=timeout)
+    directory = node_adapter_dir()
+    adapter = shlex.quote(str(directory / "adapter.js"))
+    return CommandCandidate(f"node {adapter}", label="bullmq-node", timeout=timeout)
 
 
 def from_spec(spec: str, timeout: float = DEFAULT_TIMEOUT) -> Candidate:
@@ -32,7 +72,7 @@ def from_spec(spec: str, timeout: float = DEFAULT_TIMEOUT) -> Candidate:
     official Node and Python clients.
     """
     if spec == "reference":
-        return ScriptsCandidate(LUA_DIR, label="reference")
+        return ScriptsCandidate(lua_dir(), label="reference")
     if spec.startswith("scripts:"):
         directory = Path(spec.removeprefix("scripts:")).expanduser()
         if not directory.is_dir():

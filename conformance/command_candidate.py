@@ -1,10 +1,10 @@
 """`command:CMD`: an implementation in any language, behind the JSON-lines adapter protocol.
 
-The protocol (version 1) is specified by `docs/adapter-protocol.schema.json` and described in
-`docs/ADAPTERS.md`. Every reply is validated against the schema. An adapter that exits, hangs
-past the per-op timeout, or writes anything but a valid reply makes the current op raise
-`CandidateError` with the tail of its stderr; it is then killed and started afresh for the next
-op, so one broken vector does not end the run.
+The protocol (version 1) is specified by the bundled `schemas/adapter-protocol.schema.json` and
+described in `docs/ADAPTERS.md`. Every reply is validated against the schema. An adapter that
+exits, hangs past the per-op timeout, or writes anything but a valid reply makes the current op
+raise `CandidateError` with the tail of its stderr; it is then killed and started afresh for the
+next op, so one broken vector does not end the run.
 """
 
 from __future__ import annotations
@@ -24,20 +24,20 @@ import jsonschema
 import redis
 
 from conformance.candidate import QueueRef
+from conformance.defaults import ADAPTER_TIMEOUT_S
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
-from conformance.paths import ROOT
+from conformance.resources import schema as bundled_schema
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result, op_to_dict
 
 PROTOCOL_VERSION = 1
-PROTOCOL_SCHEMA = ROOT / "docs" / "adapter-protocol.schema.json"
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = ADAPTER_TIMEOUT_S
 _STDERR_LINES = 20
 
 
 @cache
 def _reply_validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(PROTOCOL_SCHEMA.read_text(encoding="utf-8"))
+    schema = bundled_schema("adapter-protocol")
     reply = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/reply"}
     return jsonschema.Draft202012Validator(reply)
 

@@ -30,7 +30,7 @@ import redis
 
 from conformance.errors import HarnessError, UsageError
 from conformance.mutant_catalog import CATALOG, Mutant, Replacement
-from conformance.paths import LUA_DIR, VECTORS_DIR
+from conformance.resources import lua_dir, vectors_dir
 from conformance.runner import QueueNames, run_vector
 from conformance.scripts_candidate import ScriptsCandidate
 from conformance.servers import client_for, provision
@@ -63,7 +63,7 @@ class MutantResult:
 def resolve_scripts(spec: str) -> Path:
     """The directory `--scripts` names: `reference` (our lua/), `official` (PyPI bullmq), DIR."""
     if spec == "reference":
-        return LUA_DIR
+        return lua_dir()
     if spec == "official":
         try:
             import bullmq
@@ -230,7 +230,7 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
     source = resolve_scripts(args.scripts)
     profile = profile_for(args.profile)
     check_catalog(source, catalog)
-    vectors = order_vectors(iter_vectors(load_dir(VECTORS_DIR)), profile)
+    vectors = order_vectors(iter_vectors(load_dir(vectors_dir())), profile)
     width = max(len(m.name) for m in catalog)
     dwidth = max(len(m.defect) for m in catalog)
     results: list[MutantResult] = []

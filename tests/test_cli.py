@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import build_parser
-from conformance.paths import LUA_DIR, VECTORS_DIR
+from conformance.resources import lua_dir, vectors_dir
 from conformance.vectors import load_file
+
+LUA_DIR = lua_dir()
+VECTORS_DIR = vectors_dir()
 
 SMALL = "next-wake.yaml"
 

@@ -15,12 +15,14 @@ import yaml
 
 from conformance import capabilities
 from conformance.candidate import QueueRef
-from conformance.paths import VECTORS_DIR
+from conformance.resources import vectors_dir
 from conformance.runner import judge
 from conformance.servers import ServerInfo, provision
 from conformance.snapshot import Snapshot
 from conformance.vectors import Vector
 from reference_impl.keys import BULLMQ, ECHOMQ, custom_profile
+
+VECTORS_DIR = vectors_dir()
 
 CLUSTER_BINARY = "/usr/bin/redis-server"
 

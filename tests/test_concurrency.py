@@ -18,10 +18,12 @@ from conformance.concurrency import (
     run_concurrency,
     textbook_claims,
 )
-from conformance.paths import LUA_DIR
+from conformance.resources import lua_dir
 from conformance.scripts_candidate import ScriptsCandidate
 from reference_impl.keys import BULLMQ, ECHOMQ
 from reference_impl.ops import MoveToActive, Op, Result
+
+LUA_DIR = lua_dir()
 
 FETCH = LUA_DIR / "includes" / "fetchNextJob.lua"
 POP = 'local jobId = rcall("RPOPLPUSH", waitKey, activeKey)'

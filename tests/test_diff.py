@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.paths import LUA_DIR
+from conformance.resources import lua_dir
+
+LUA_DIR = lua_dir()
 
 
 def diff(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,5 @@
-"""docs/examples/python_adapter.py: small, self-contained, and passing the whole suite."""
+"""The example adapter (package data; `adapter example` writes it): small, self-contained, and
+passing the whole suite."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.paths import ROOT
+from conformance.resources import example_adapter
 
-EXAMPLE = "docs/examples/python_adapter.py"  # relative to ROOT, as ADAPTERS.md shows it
+ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
+
+
+EXAMPLE = str(example_adapter())
 ALLOWED_THIRD_PARTY = {"redis", "msgpack"}
 
 
@@ -29,7 +33,7 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 
 
 def test_example_is_short_and_uses_only_stdlib_redis_msgpack() -> None:
-    source = (ROOT / EXAMPLE).read_text(encoding="utf-8")
+    source = Path(EXAMPLE).read_text(encoding="utf-8")
     assert len(source.splitlines()) < 100
     imported: set[str] = set()
     for node in ast.walk(ast.parse(source)):

@@ -12,7 +12,9 @@ import pytest
 
 from conformance.errors import UsageError
 from conformance.expectations import from_report, load
-from conformance.paths import LUA_DIR
+from conformance.resources import lua_dir
+
+LUA_DIR = lua_dir()
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,9 +19,11 @@ import pytest
 import redis
 
 from conformance._local_server import _resolve_local
-from conformance.paths import LUA_DIR
+from conformance.resources import lua_dir
 from conformance.vectors import Vector
 from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
+
+LUA_DIR = lua_dir()
 
 FAULTY_ADAPTER = Path(__file__).parent / "adapters" / "faulty.py"
 

@@ -8,7 +8,9 @@ import pytest
 
 from conformance.errors import CandidateError
 from conformance.lua_includes import resolve
-from conformance.paths import LUA_DIR
+from conformance.resources import lua_dir
+
+LUA_DIR = lua_dir()
 
 
 def write(root: Path, name: str, text: str) -> None:

@@ -28,8 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.paths import VECTORS_DIR
-from conformance.vectors import CACHE_ENV, load_dir
+from conformance.resources import CACHE_ENV, vectors_dir
+from conformance.vectors import load_dir
+
+VECTORS_DIR = vectors_dir()
 
 CORPUS = Path(__file__).parent / "malformed"
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,11 @@ import pytest
 
 from conformance import cli, mutants
 from conformance.mutant_catalog import CATALOG, Mutant
-from conformance.paths import LUA_DIR
+from conformance.resources import lua_dir
 from conformance.session import profile_for
 from conformance.vectors import Vector
+
+LUA_DIR = lua_dir()
 
 
 def test_catalog_has_at_least_25_uniquely_named_mutants() -> None:

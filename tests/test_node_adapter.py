@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates import NODE_ADAPTER
+from conformance.resources import node_adapter_source
 
-READY = shutil.which("node") is not None and (NODE_ADAPTER / "node_modules" / "bullmq").is_dir()
+NODE_MODULES = node_adapter_source() / "node_modules"
+READY = shutil.which("node") is not None and (NODE_MODULES / "bullmq").is_dir()
 pytestmark = pytest.mark.skipif(
     not READY and os.environ.get("CI") != "true",
-    reason="needs node and `npm ci` in ci/adapters/node-bullmq (always runs under CI=true)")
+    reason="needs node and `npm ci` in conformance/bundled/node-bullmq (always runs under CI=true)")
 
 #: Inputs npm bullmq rejects client-side; the adapter reports them as skipped ops.
 CLIENT_VALIDATION = {

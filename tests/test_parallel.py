@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.active_run import worker_db
 from conformance.items import property_shards
-from conformance.plugin import worker_db
 from conformance.servers import ServerInfo
 
 

@@ -11,14 +11,16 @@ import yaml
 
 from conformance import cli
 from conformance.candidates import from_spec
-from conformance.paths import LUA_DIR
 from conformance.properties import PropertyResult, check_candidate
+from conformance.resources import lua_dir
 from conformance.runner import QueueNames, run_vector
 from conformance.scripts_candidate import ScriptsCandidate
 from conformance.servers import ServerInfo, client_for
 from conformance.session import profile_for
 from conformance.vectors import load_file
 from reference_impl.generate import PROTOCOL, RULES, SCHEMA_VERSION
+
+LUA_DIR = lua_dir()
 
 #: A seed under which the broken copy is found and shrunk quickly (any seed finds it).
 BROKEN_SEED = 3

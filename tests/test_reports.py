@@ -26,11 +26,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.paths import LUA_DIR, ROOT
 from conformance.report import summary_markdown
 from conformance.report_html import Column, render_html
+from conformance.resources import lua_dir, schema
 
-SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+LUA_DIR = lua_dir()
+
+SCHEMA = schema("report")
 SELECTION = "band-bump or delayed-score or key-naming or properties"
 SEED, EXAMPLES = 7, 3
 OUTCOMES = ("passed", "failed", "errored", "skipped", "xfailed")

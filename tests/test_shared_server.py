@@ -29,9 +29,10 @@ import redis
 
 from conformance import servers
 from conformance.errors import InfrastructureError
-from conformance.paths import ROOT
 from conformance.runner import QueueNames
 from conformance.session import Run, RunOptions
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
 
 FOREIGN_COUNT = 10_000
 #: Databases of the module's server: one per test, none the default.

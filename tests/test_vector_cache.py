@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.paths import VECTORS_DIR
-from conformance.vectors import CACHE_ENV, CACHE_MAX_AGE_S, load_file, prune_cache
+from conformance.resources import CACHE_ENV, vectors_dir
+from conformance.vectors import CACHE_MAX_AGE_S, load_file, prune_cache
+
+VECTORS_DIR = vectors_dir()
 
 SMALL = "next-wake.yaml"
 

@@ -8,9 +8,11 @@ from collections import Counter
 
 import yaml
 
-from conformance.paths import VECTORS_DIR
+from conformance.resources import vectors_dir
 from conformance.vectors import Vector
 from reference_impl.generate import render_all
+
+VECTORS_DIR = vectors_dir()
 
 REQUIRED_EDGES = [
     "band-bump/2-same-ms", "band-bump/3-same-ms", "band-bump/4096-fills-band",

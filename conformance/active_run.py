@@ -1,0 +1,318 @@
+"""The hooks of an active conformance run inside pytest (`--bmq-candidate` was given).
+
+`conformance.plugin` imports this module only then. `activate` starts the run; the registered
+`ConformanceRun` collects vector files, provisions Redis (once per session, shared with xdist
+workers), adds the `properties` area, records verdicts and writes the JSON report.
+"""
+
+from __future__ import annotations
+
+import gc
+import secrets
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from conformance import expectations
+from conformance.defaults import BUNDLED
+from conformance.errors import (
+    HarnessError,
+    InfrastructureError,
+    UsageError,
+    VectorError,
+)
+from conformance.items import (
+    PLUGIN_KEY,
+    PropertiesItem,
+    VectorItem,
+    property_shards,
+)
+from conformance.runner import QueueNames
+from conformance.servers import ServerInfo
+from conformance.session import Run, RunOptions, report_document, write_report
+from conformance.vectors import load_file, looks_like_vector_file
+
+# What an xdist controller hands each worker (workerinput keys).
+_SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
+_INFRA_KEY = "bmq_infra"
+_YAML = (".yaml", ".yml")
+
+
+def vector_dirs(config: pytest.Config) -> list[Path]:
+    """The `--bmq-vectors` directories, resolved; the bundled vectors when the option is not
+    given and neither is a test path (pytest then collects its testpaths or the current
+    directory, and the bundled vectors besides)."""
+    from conformance.resources import vectors_dir
+
+    chosen = config.getoption("bmq_vectors")
+    if chosen is None:
+        chosen = [] if config.args_source == pytest.Config.ArgsSource.ARGS else [BUNDLED]
+    dirs = []
+    for entry in chosen:
+        path = (vectors_dir() if entry == BUNDLED
+                else config.invocation_params.dir / Path(entry).expanduser())
+        if not path.is_dir():
+            raise UsageError(f"--bmq-vectors {entry}: not a directory")
+        dirs.append(path.resolve())
+    return dirs
+
+
+def activate(config: pytest.Config) -> None:
+    """Start the run of `--bmq-candidate`: check the options, add the vector directories to
+    what pytest collects, and register the run's hooks. Bad options are a pytest usage error
+    (one line)."""
+    try:
+        run = Run(RunOptions(config.getoption("bmq_candidate"), config.getoption("bmq_profile"),
+                             config.getoption("bmq_redis"),
+                             config.getoption("bmq_adapter_timeout"),
+                             config.getoption("bmq_prefix")))
+        expect_path = config.getoption("bmq_expect")
+        expected = expectations.load(Path(expect_path)) if expect_path else None
+        dirs = vector_dirs(config)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    here = config.invocation_params.dir
+    given = [(here / arg.split("::", 1)[0]).resolve() for arg in config.args]
+    # Collected after the given paths; a directory already under one of them is not collected
+    # twice (its ids would clash with themselves).
+    config.args.extend(str(d) for d in dirs if not any(d.is_relative_to(g) for g in given))
+    plugin = ConformanceRun(config, run, expected, dirs)
+    config.stash[PLUGIN_KEY] = plugin
+    config.pluginmanager.register(plugin, "bullmq-conformance-run")
+
+
+def infrastructure_error(config: pytest.Config) -> str | None:
+    """The infrastructure failure that ended the run, if any (for the CLI's exit code)."""
+    plugin = config.stash.get(PLUGIN_KEY, None)
+    return plugin.infra if plugin is not None else None
+
+
+class ConformanceRun:
+    """The hooks of an active run, with its Redis, candidate and verdicts."""
+
+    def __init__(self, config: pytest.Config, run: Run,
+                 expected: expectations.Expectations | None, dirs: list[Path]) -> None:
+        self.config = config
+        self.run = run
+        self.expected = expected
+        self.dirs = dirs
+        self.infra: str | None = None
+        self.verdicts: list[dict[str, Any]] = []
+        self.ids: dict[str, str] = {}
+        self.examples: int = config.getoption("bmq_examples")
+        seed = config.getoption("bmq_seed")
+        worker = getattr(config, "workerinput", {})
+        # xdist workers take the controller's seed, so the header's seed is the one that ran.
+        drawn = worker.get(_SEED_KEY, secrets.randbelow(2**31))
+        self.seed: int = seed if seed is not None else drawn
+
+    def abort(self, exc: InfrastructureError) -> NoReturn:
+        """End the session with exit code 3 and a one-line cause."""
+        self.infra = str(exc)
+        pytest.exit(f"infrastructure error: {exc}", returncode=3)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start Redis before the header is printed.
+
+        Under xdist the controller provisions the one server and its workers attach to it,
+        each on its own database where the engine has several, always with its own queue names.
+        """
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        worker: dict[str, Any] | None = getattr(self.config, "workerinput", None)
+        try:
+            if worker is not None and worker.get(_INFRA_KEY):
+                raise InfrastructureError(worker[_INFRA_KEY])
+            if worker is not None and _SERVER_KEY in worker:
+                self._attach_worker(worker)
+            elif _is_xdist_controller(self.config):
+                self.run.provision()
+            else:
+                self.run.start()
+        except UsageError as exc:  # e.g. an untagged profile on a url: server that is a cluster
+            raise pytest.UsageError(str(exc)) from None
+        except InfrastructureError as exc:
+            # pytest.exit() here would skip sessionfinish; stop before collecting instead.
+            self.infra = str(exc)
+            if reporter is not None:
+                reporter.write_line(f"infrastructure error: {exc}", red=True)
+            return
+        if reporter is not None and self.config.get_verbosity() < 0:
+            reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
+            reporter.write_line(self.properties_line())
+
+    def _attach_worker(self, worker: dict[str, Any]) -> None:
+        server = ServerInfo(**worker[_SERVER_KEY])
+        index = int(str(worker.get("workerid", "gw0")).removeprefix("gw") or 0)
+        self.run.names = QueueNames(f"{worker[_RUN_ID_KEY]}-w{index}")
+        self.run.attach(server, worker_db(server, index))
+        self.run.start_candidate()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: hand each worker the controller's server and run id (or its failure)."""
+        if self.infra is not None or self.run.server is None:
+            node.workerinput[_INFRA_KEY] = self.infra or "Redis was not started"
+            return
+        node.workerinput[_SERVER_KEY] = asdict(self.run.server)
+        node.workerinput[_RUN_ID_KEY] = self.run.names.run_id
+        node.workerinput[_SEED_KEY] = self.seed
+
+    def pytest_collect_file(self, file_path: Path,
+                            parent: pytest.Collector) -> pytest.Collector | None:
+        """A YAML file is a vector file in a `--bmq-vectors` directory, when named on the
+        command line, or when it has a vector file's header; any other is left alone."""
+        if file_path.suffix not in _YAML:
+            return None
+        home = next((d for d in self.dirs if file_path.is_relative_to(d)), None)
+        if home is None and not (parent.session.isinitpath(file_path)
+                                 or looks_like_vector_file(file_path)):
+            return None
+        nodeid = None
+        if home is not None and not file_path.is_relative_to(self.config.rootpath):
+            # Outside the rootdir pytest would name the file relative to the directory alone
+            # (`band-bump.yaml::...`); keep the directory's name, as in the checkout.
+            nodeid = f"{home.name}/{file_path.relative_to(home).as_posix()}"
+        return VectorFileCollector.from_parent(parent, path=file_path, nodeid=nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        """Collect vector files here, before any other plugin.
+
+        `--lf` skips, unread, every file outside the paths of the last failures, which it finds
+        by joining their node ids to the rootdir; bundled vectors live outside the rootdir, so
+        after a port's own test had failed too, failed vectors would never run again. Collected
+        here, they are filtered by node id like any test (pytest_collection_modifyitems).
+        """
+        if not isinstance(collector, VectorFileCollector):
+            return None
+        try:
+            items = collector.collect()
+        except Exception:
+            excinfo = pytest.ExceptionInfo.from_current()
+            return pytest.CollectReport(collector.nodeid, "failed",
+                                        collector.repr_failure(excinfo), None)
+        return pytest.CollectReport(collector.nodeid, "passed", None, items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Exempt the loaded vectors from garbage collection: they live for the whole run,
+        and rescanning them in every collection slows each vector down."""
+        gc.freeze()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        """Collect nothing when Redis could not be started.
+
+        An xdist worker must still report a collection, or its controller waits forever; it
+        collects and then deselects everything (see pytest_collection_modifyitems).
+        """
+        if self.infra is not None and not hasattr(self.config, "workerinput"):
+            return True
+        return None
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """The run header: suite version, candidate, profile, Redis engine and version, seed."""
+        return [self.run.header(), self.properties_line()]
+
+    def properties_line(self) -> str:
+        """How the `properties` area will run (reproduce with --bmq-seed / --seed)."""
+        if self.examples <= 0:
+            return "properties: off (--examples 0)"
+        parts = property_shards(self.examples, self.seed)
+        split = f" in {len(parts)} shards (seeds {self.seed}..{parts[-1][2]})" \
+            if len(parts) > 1 else ""
+        return f"properties: {self.examples} examples{split}, seed {self.seed}"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """Add the `properties` area after the vectors (subject to -k like any test)."""
+        if self.infra is not None:
+            items.clear()
+            return
+        if self.examples <= 0:
+            return
+        keyword = config.getoption("keyword")
+        matcher = None
+        if keyword:
+            from _pytest.mark.expression import Expression
+
+            matcher = Expression.compile(keyword)
+        for name, examples, seed in property_shards(self.examples, self.seed):
+            if matcher is not None and not matcher.evaluate(
+                    lambda word, n=name: word.lower() in n.lower()):
+                continue
+            items.append(PropertiesItem.from_parent(session, name=name, examples=examples,
+                                                    seed=seed))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Record each vector's outcome for the JSON report (works under xdist too)."""
+        props = dict(report.user_properties)
+        if "area" not in props:
+            return
+        outcome = outcome_of(report)
+        if outcome is None:
+            return
+        message = props.get("message", "")
+        self.verdicts.append({"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
+                              "outcome": outcome, "message": message})
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
+        if self.infra is not None:
+            session.exitstatus = 3
+        path = self.config.getoption("bmq_report_json")
+        if path and not hasattr(self.config, "workerinput"):
+            document = report_document(self.run, self.verdicts, seed=self.seed,
+                                       examples=self.examples)
+            write_report(Path(path), document)
+        self.run.close()
+
+
+def outcome_of(report: pytest.TestReport) -> str | None:
+    """A vector's outcome from its setup or call report (None for the other reports)."""
+    if hasattr(report, "wasxfail") and report.when in ("setup", "call") and report.skipped:
+        return "xfailed"
+    if report.when == "setup" and report.failed:
+        return "errored"
+    if report.when == "setup" and report.skipped:
+        return "skipped"
+    if report.when == "call":
+        return "failed" if report.failed else "passed"
+    return None
+
+
+def worker_db(server: ServerInfo, index: int) -> int | None:
+    """The database xdist worker `index` uses: its own (1-15) on a server the suite started,
+    None (the URL's) on a user's `url:` server, where other databases are not ours, and on a
+    cluster, which has only database 0."""
+    return 1 + index % 15 if server.owned and not server.cluster else None
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(
+        config, "workerinput")
+
+
+class VectorFileCollector(pytest.File):
+    """One vector file."""
+
+    def collect(self) -> list[pytest.Item]:
+        """Load and validate the file; a bad file is a collection error (exit 2)."""
+        loaded = load_file(self.path)
+        seen = self.config.stash[PLUGIN_KEY].ids
+        items = []
+        for vector in loaded.vectors:
+            if vector.id in seen:
+                raise VectorError(f"id also used in {seen[vector.id]}", vector.where, vector.id)
+            seen[vector.id] = str(self.path)
+            items.append(VectorItem.from_parent(self, name=vector.id, vector=vector))
+        return items
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        """A one-line message for vector errors instead of a traceback."""
+        if isinstance(excinfo.value, VectorError):
+            return f"vector error: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
