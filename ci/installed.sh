@@ -135,6 +135,9 @@ BMQC_REPORT_DIR=gate expect 0 gate
 BMQC_REPORT_DIR=gate-textbook BMQC_CANDIDATE="$textbook" expect 1 gate
 BMQC_REPORT_DIR=gate-expected BMQC_CANDIDATE="$textbook" \
   BMQC_EXPECT="$repo/examples/textbook/expectations.yaml" expect 0 gate
+# Ids name the vector file as in the checkout, not by a path into site-packages.
+grep -q 'classname="vectors.band-bump.yaml" name="band-bump/2-same-ms"' gate-textbook/junit.xml \
+  || fail "junit ids do not read vectors/band-bump.yaml::<id>"
 for dir in gate gate-textbook gate-expected; do
   for file in report.json junit.xml summary.md report.html; do
     [ -s "$dir/$file" ] || fail "$dir/$file was not written"

@@ -86,7 +86,9 @@ def _harness_pass(vectors: list[Vector], client: redis.Redis) -> float:
 def _run_seconds(redis_spec: str, *extra: str) -> float:
     """Wall time of one `bullmq-conformance run` in a new process, Redis start included."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
+    # -P: a `conformance/` folder in the current directory (a checkout) must not shadow the
+    # installed package being measured.
+    proc = subprocess.run([sys.executable, "-P", "-m", "conformance.cli", "run", "-q", "--redis",
                            redis_spec, "--seed", "1", *extra], capture_output=True, text=True,
                           check=False)
     elapsed = time.perf_counter() - start

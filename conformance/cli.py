@@ -256,10 +256,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         load(args.expect)
     vector_files(args.vectors)  # a clear error for a missing or empty directory
     vectors = args.vectors.resolve()
-    # Our plugin only, and no user config: the run must not depend on the current directory.
-    # Every YAML file of the directory is a vector file (--bmq-vectors), header or not.
+    # Our plugin only, and no user config or conftest: the run must not depend on the current
+    # directory. Every YAML file of the directory is a vector file (--bmq-vectors), header or
+    # not. The rootdir is the current directory only because pytest prints ids relative to it:
+    # vectors outside it (an installed wheel's) are then named `vectors/<file>::<id>`.
     argv = [str(vectors), "--bmq-vectors", str(vectors), "-c", os.devnull,
-            "--rootdir", str(vectors.parent),
+            "--rootdir", str(Path.cwd()), "--confcutdir", str(vectors),
             "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "no:cacheprovider",
             # it runs gc.collect() five times at exit: 0.4 s over the loaded vectors
             "-p", "no:unraisableexception",
