@@ -189,7 +189,7 @@ class ConformanceRun:
         if not isinstance(collector, VectorFileCollector):
             return None
         try:
-            items = collector.collect()
+            items: list[pytest.Item | pytest.Collector] = list(collector.collect())
         except Exception:
             excinfo = pytest.ExceptionInfo.from_current()
             return pytest.CollectReport(collector.nodeid, "failed",
