@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 
 import pytest
 
-from conformance import expectations
 from conformance.defaults import BUNDLED
 from conformance.errors import (
     HarnessError,
@@ -32,7 +31,7 @@ from conformance.items import (
 from conformance.runner import QueueNames
 from conformance.servers import ServerInfo
 from conformance.session import Run, RunOptions, report_document, write_report
-from conformance.vectors import load_file, looks_like_vector_file
+from conformance.vectors import expectations, load_file, looks_like_vector_file
 
 # What an xdist controller hands each worker (workerinput keys).
 _SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"

@@ -251,7 +251,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a cluster, before anything is started.
     Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix))
     if args.expect:
-        from conformance.expectations import load
+        from conformance.vectors.expectations import load
 
         load(args.expect)
     vector_files(args.vectors)  # a clear error for a missing or empty directory
@@ -297,7 +297,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     collector = _Collector()
     code = pytest.main(argv, plugins=[collector])
     if args.summary_md is not None:
-        from conformance.report import write_summary
+        from conformance.reports.json_report import write_summary
 
         try:
             write_summary(args.summary_md, report_json)
@@ -374,7 +374,7 @@ def cmd_expectations(args: argparse.Namespace) -> int:
     """Write an expectations file from a JSON report."""
     import json
 
-    from conformance.expectations import from_report
+    from conformance.vectors.expectations import from_report
 
     try:
         report = json.loads(args.report.read_text(encoding="utf-8"))
@@ -425,24 +425,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "vectors":
             return cmd_vectors(args)
         if args.command == "diff":
-            from conformance.diff import main as diff_main
+            from conformance.selftest.diff import main as diff_main
 
             return diff_main(args)
         if args.command == "adapter" and args.action == "example":
             return cmd_adapter_example(args.out)
         if args.command == "adapter":
-            from conformance.adapter_check import main as check_main
+            from conformance.candidates.adapter_check import main as check_main
 
             return check_main(args.adapter_command, args.redis, args.profile,
                               args.adapter_timeout)
         if args.command == "expectations":
             return cmd_expectations(args)
         if args.command == "report":
-            from conformance.report_html import main as report_main
+            from conformance.reports.html import main as report_main
 
             return report_main(args.html, args.reports)
         if args.command == "mutants":
-            from conformance.mutants import main as mutants_main
+            from conformance.selftest.mutants import main as mutants_main
 
             return mutants_main(args)
         if args.command == "properties":
@@ -452,10 +452,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise UsageError(f"properties needs {exc.name}: pip install hypothesis") from None
             return properties_main(args)
         if args.command == "concurrency":
-            from conformance.concurrency import main as concurrency_main
+            from conformance.selftest.concurrency import main as concurrency_main
 
             return concurrency_main(args)
-        from conformance.bench import main as bench_main
+        from conformance.selftest.bench import main as bench_main
 
         return bench_main(args.redis, args.repeat)
     except (UsageError, VectorError) as exc:

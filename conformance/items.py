@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance import expectations
 from conformance.errors import (
     CandidateError,
     HarnessError,
@@ -18,7 +17,7 @@ from conformance.errors import (
     NonConformance,
 )
 from conformance.runner import REDIS_DOWN, Verdict
-from conformance.vectors import Vector
+from conformance.vectors import Vector, expectations
 
 if TYPE_CHECKING:
     from conformance.properties import PropertyResult

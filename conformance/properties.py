@@ -35,7 +35,7 @@ from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
 from conformance import compare, snapshot
-from conformance.candidate import Candidate, QueueRef
+from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.resources import cache_dir
 from conformance.runner import QueueNames

@@ -15,10 +15,10 @@ from typing import Any, Literal
 import redis
 from redis.exceptions import RedisClusterException
 
-from conformance import capabilities, compare, snapshot
-from conformance.candidate import Candidate, QueueRef
+from conformance import compare, snapshot
+from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
-from conformance.servers import ServerInfo
+from conformance.servers import ServerInfo, capabilities
 from conformance.vectors import Vector
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.generate import QUEUE_PLACEHOLDER

@@ -15,13 +15,14 @@ import redis
 from redis.exceptions import RedisClusterException
 
 import reference_impl
-from conformance import capabilities, servers
-from conformance.candidate import Candidate
+from conformance import servers
 from conformance.candidates import from_spec
-from conformance.command_candidate import DEFAULT_TIMEOUT
+from conformance.candidates.base import Candidate
+from conformance.candidates.command import DEFAULT_TIMEOUT
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
 from conformance.runner import QueueNames, Verdict, run_vector
-from conformance.scripts_candidate import ScriptsCandidate
+from conformance.servers import capabilities
 from conformance.snapshot import glob_escape
 from conformance.vectors import Vector
 from reference_impl.keys import PROFILES, KeyProfile, custom_profile
@@ -201,7 +202,9 @@ def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | Non
     `seed` and `examples` are the `properties` area's settings; None (null) when the caller
     has none to record.
     """
-    from conformance.report import REPORT_VERSION  # not at the top: it imports this module
+    from conformance.reports.json_report import (
+        REPORT_VERSION,  # not at the top: it imports this module
+    )
 
     totals = dict.fromkeys(OUTCOMES, 0)
     for verdict in verdicts:

@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
 
 
 @dataclass(frozen=True)

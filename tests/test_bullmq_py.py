@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from conformance import snapshot
-from conformance.bullmq_py import PythonClientCandidate, frozen_seconds
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
+from conformance.candidates.bullmq_py import PythonClientCandidate, frozen_seconds
 from conformance.errors import CandidateError, CandidateSkipped
 from conformance.runner import QueueNames, run_vector
 from conformance.servers import ServerInfo, client_for

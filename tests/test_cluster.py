@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance import capabilities
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
 from conformance.resources import vectors_dir
 from conformance.runner import judge
-from conformance.servers import ServerInfo, provision
+from conformance.servers import ServerInfo, capabilities, provision
 from conformance.snapshot import Snapshot
 from conformance.vectors import Vector
 from reference_impl.keys import BULLMQ, ECHOMQ, custom_profile

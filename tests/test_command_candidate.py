@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.command_candidate import reply_problem
+from conformance.candidates.command import reply_problem
 
 FAULTY = Path(__file__).parent / "adapters" / "faulty.py"
 SELECT = "band-bump/2-same-ms or band-bump/3-same-ms or promote-range/promote-op-missing"

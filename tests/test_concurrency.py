@@ -1,4 +1,4 @@
-"""conformance.concurrency: exactly-once claims and claim order under concurrent fetchers."""
+"""conformance.selftest.concurrency: exactly-once claims and claim order under concurrency."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ import pytest
 import redis
 
 from conformance import servers
-from conformance.candidate import Candidate, QueueRef
+from conformance.candidates.base import Candidate, QueueRef
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.cli import main
-from conformance.concurrency import (
+from conformance.resources import lua_dir
+from conformance.selftest.concurrency import (
     Claim,
     Verdict,
     check_order,
     run_concurrency,
     textbook_claims,
 )
-from conformance.resources import lua_dir
-from conformance.scripts_candidate import ScriptsCandidate
 from reference_impl.keys import BULLMQ, ECHOMQ
 from reference_impl.ops import MoveToActive, Op, Result
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import UsageError
-from conformance.expectations import from_report, load
 from conformance.resources import lua_dir
+from conformance.vectors.expectations import from_report, load
 
 LUA_DIR = lua_dir()
 

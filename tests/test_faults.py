@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from conformance._local_server import _resolve_local
 from conformance.resources import lua_dir
+from conformance.servers.local import _resolve_local
 from conformance.vectors import Vector
 from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
 

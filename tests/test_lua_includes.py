@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.candidates.lua_includes import resolve
 from conformance.errors import CandidateError
-from conformance.lua_includes import resolve
 from conformance.resources import lua_dir
 
 LUA_DIR = lua_dir()

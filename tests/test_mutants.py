@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli, mutants
-from conformance.mutant_catalog import CATALOG, Mutant
+from conformance import cli
 from conformance.resources import lua_dir
+from conformance.selftest import mutants
+from conformance.selftest.mutant_catalog import CATALOG, Mutant
 from conformance.session import profile_for
 from conformance.vectors import Vector
 

@@ -11,10 +11,10 @@ import yaml
 
 from conformance import cli
 from conformance.candidates import from_spec
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.properties import PropertyResult, check_candidate
 from conformance.resources import lua_dir
 from conformance.runner import QueueNames, run_vector
-from conformance.scripts_candidate import ScriptsCandidate
 from conformance.servers import ServerInfo, client_for
 from conformance.session import profile_for
 from conformance.vectors import load_file

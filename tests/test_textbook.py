@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.expectations import load
 from conformance.items import PROPERTIES_ID
 from conformance.vectors import Vector
+from conformance.vectors.expectations import load
 from reference_impl.ops import MoveToDelayed, Pause, Resume
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)

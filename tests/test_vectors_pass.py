@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.resources import lua_dir
 from conformance.runner import QueueNames, run_vector
-from conformance.scripts_candidate import ScriptsCandidate
 from conformance.servers import ServerInfo, client_for
 from conformance.session import profile_for
 from conformance.vectors import Vector

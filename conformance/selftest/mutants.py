@@ -28,11 +28,11 @@ from typing import Literal
 
 import redis
 
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import HarnessError, UsageError
-from conformance.mutant_catalog import CATALOG, Mutant, Replacement
 from conformance.resources import lua_dir, vectors_dir
 from conformance.runner import QueueNames, run_vector
-from conformance.scripts_candidate import ScriptsCandidate
+from conformance.selftest.mutant_catalog import CATALOG, Mutant, Replacement
 from conformance.servers import client_for, provision
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir

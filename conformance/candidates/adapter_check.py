@@ -15,8 +15,8 @@ import shlex
 from typing import Any
 
 from conformance import servers, snapshot
-from conformance.candidate import QueueRef
-from conformance.command_candidate import PROTOCOL_VERSION, Adapter
+from conformance.candidates.base import QueueRef
+from conformance.candidates.command import PROTOCOL_VERSION, Adapter
 from conformance.errors import CandidateError, UsageError
 from conformance.session import profile_for
 from reference_impl.ops import (

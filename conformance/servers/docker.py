@@ -6,7 +6,8 @@ import contextlib
 import uuid
 from typing import Any, cast
 
-from conformance._server_common import (
+from conformance.errors import InfrastructureError
+from conformance.servers.common import (
     ServerInfo,
     _await_server,
     _engine,
@@ -16,7 +17,6 @@ from conformance._server_common import (
     _retry_ports,
     _Running,
 )
-from conformance.errors import InfrastructureError
 
 
 def docker_answers() -> bool:

@@ -17,9 +17,9 @@ import msgpack
 import redis
 from redis.commands.core import Script
 
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
+from conformance.candidates.lua_includes import resolve
 from conformance.errors import CandidateError
-from conformance.lua_includes import resolve
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     Add,

@@ -39,7 +39,7 @@ from unittest import mock
 
 import redis
 
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (

@@ -15,8 +15,8 @@ from fractions import Fraction
 from typing import Any
 
 from conformance import compare, servers, snapshot
-from conformance.candidate import Candidate, QueueRef
 from conformance.candidates import from_spec
+from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.runner import QueueNames, seed
 from conformance.session import profile_for

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
-from conformance.report import Tally, area_tallies, engine_text, load_report, properties_text
+from conformance.reports.json_report import (
+    Tally,
+    area_tallies,
+    engine_text,
+    load_report,
+    properties_text,
+)
 
 #: Outcomes whose cell unfolds a message (a skip's reason is its cell's tooltip).
 EXPANDABLE = ("failed", "errored", "xfailed")

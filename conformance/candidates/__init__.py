@@ -8,12 +8,12 @@ import shlex
 import shutil
 from pathlib import Path
 
-from conformance.candidate import Candidate
-from conformance.command_candidate import DEFAULT_TIMEOUT, CommandCandidate
+from conformance.candidates.base import Candidate
+from conformance.candidates.command import DEFAULT_TIMEOUT, CommandCandidate
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.defaults import CANDIDATE_SPECS
 from conformance.errors import UsageError
 from conformance.resources import NODE_ADAPTER_FILES, cache_dir, lua_dir, node_adapter_source
-from conformance.scripts_candidate import ScriptsCandidate
 
 SPEC_HELP = CANDIDATE_SPECS
 
@@ -83,7 +83,7 @@ def from_spec(spec: str, timeout: float = DEFAULT_TIMEOUT) -> Candidate:
     if spec == "bullmq-node":
         return _node_candidate(timeout)
     if spec == "bullmq-py":
-        from conformance.bullmq_py import PythonClientCandidate
+        from conformance.candidates.bullmq_py import PythonClientCandidate
 
         return PythonClientCandidate()
     raise UsageError(f"unknown candidate {spec!r}; expected one of: {SPEC_HELP}")

@@ -23,7 +23,7 @@ from typing import Any
 import jsonschema
 import redis
 
-from conformance.candidate import QueueRef
+from conformance.candidates.base import QueueRef
 from conformance.defaults import ADAPTER_TIMEOUT_S
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.resources import schema as bundled_schema

@@ -31,10 +31,10 @@ from typing import Any
 import jsonschema
 import yaml
 
-from conformance import vector_yaml
 from conformance.errors import VectorError
 from conformance.resources import cache_dir, schema, schema_path
-from conformance.vector_yaml import Loader, compose
+from conformance.vectors import yaml_strict as vector_yaml
+from conformance.vectors.yaml_strict import Loader, compose
 from reference_impl.ops import Op, op_from_dict
 
 #: Top-level keys that make a YAML file a vector file (block style, at the start of a line).

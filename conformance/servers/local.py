@@ -19,7 +19,8 @@ from pathlib import Path
 
 import redis
 
-from conformance._server_common import (
+from conformance.errors import InfrastructureError
+from conformance.servers.common import (
     ServerInfo,
     ServerKind,
     _await_server,
@@ -30,7 +31,6 @@ from conformance._server_common import (
     _retry_ports,
     _Running,
 )
-from conformance.errors import InfrastructureError
 
 _STOP_TIMEOUT = 2.0
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import redis
 
-from conformance.candidate import Candidate, QueueRef
+from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import InfrastructureError, UsageError
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Add, MoveToActive
