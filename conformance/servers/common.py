@@ -1,7 +1,7 @@
 """Primitives shared by conformance.servers and its private server starters.
 
-`ServerInfo` describes a server; `_Running` pairs it with the function that stops it. The rest
-waits for a freshly started server to answer (`_await_server`), picks and retries free
+`ServerInfo` describes a server; `Running` pairs it with the function that stops it. The rest
+waits for a freshly started server to answer (`await_server`), picks and retries free
 127.0.0.1 ports, and formats short one-line error text. Nothing here starts a server itself.
 """
 
@@ -48,22 +48,22 @@ class ServerInfo:
 
 
 @dataclass(frozen=True)
-class _Running:
+class Running:
     info: ServerInfo
     stop: Callable[[], None]
 
 
-class _PortInUse(Exception):
+class PortInUse(Exception):
     """The port we picked was taken before our server could bind it."""
 
 
-def _retry_ports(what: str, attempt: Callable[[int], _Running],
-                 pick: Callable[[], int] | None = None) -> _Running:
+def retry_ports(what: str, attempt: Callable[[int], Running],
+                 pick: Callable[[], int] | None = None) -> Running:
     last = ""
     for _ in range(_PORT_ATTEMPTS):
         try:
-            return attempt((pick or _free_port)())
-        except _PortInUse as exc:
+            return attempt((pick or free_port)())
+        except PortInUse as exc:
             last = str(exc)
     raise InfrastructureError(f"{what}: no usable 127.0.0.1 port in {_PORT_ATTEMPTS} tries: {last}")
 
@@ -89,31 +89,32 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return cast(int, sock.getsockname()[1])
 
 
-def _control_client(port: int) -> redis.Redis:
+def control_client(port: int) -> redis.Redis:
     return redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=0.5, socket_timeout=1,
                        retry=Retry(NoBackoff(), 0), decode_responses=True)
 
 
-def _await_server(
+def await_server(
     port: int, *, alive: Callable[[], bool], output: Callable[[], str],
     marker: tuple[str, str], what: str,
 ) -> Mapping[str, Any]:
     """Poll PING until our server answers; return its INFO server section."""
-    client = _control_client(port)
+    client = control_client(port)
     deadline = time.monotonic() + _READY_TIMEOUT
     try:
         while True:
             if not alive():
                 text = output()
                 if "Address already in use" in text:
-                    raise _PortInUse(_tail(text))
-                raise InfrastructureError(f"{what} exited before answering PING: {_tail(text)}")
+                    raise PortInUse(tail_lines(text))
+                raise InfrastructureError(
+                    f"{what} exited before answering PING: {tail_lines(text)}")
             try:
                 client.ping()
                 break
@@ -121,7 +122,7 @@ def _await_server(
                 if time.monotonic() > deadline:
                     raise InfrastructureError(
                         f"{what} did not answer PING on 127.0.0.1:{port} within "
-                        f"{_READY_TIMEOUT:.0f} s: {_tail(output())}"
+                        f"{_READY_TIMEOUT:.0f} s: {tail_lines(output())}"
                     ) from None
                 time.sleep(0.005)
         key, expected = marker
@@ -130,26 +131,26 @@ def _await_server(
         except redis.RedisError:
             ours = False
         if not ours:
-            raise _PortInUse(f"another server answers on 127.0.0.1:{port}")
+            raise PortInUse(f"another server answers on 127.0.0.1:{port}")
         return cast(Mapping[str, Any], client.info("server"))
     finally:
         client.close()
 
 
-def _redis_version(info: Mapping[str, Any]) -> str:
+def redis_version_of(info: Mapping[str, Any]) -> str:
     return str(info.get("redis_version", ""))
 
 
-def _engine(info: Mapping[str, Any]) -> tuple[str, str]:
+def engine_of(info: Mapping[str, Any]) -> tuple[str, str]:
     # Valkey reports server_name:valkey and valkey_version beside a compatible redis_version.
     name = str(info.get("server_name") or "redis")
     return name, str(info.get(f"{name}_version", info.get("redis_version", "unknown")))
 
 
-def _one_line(exc: object) -> str:
+def one_line(exc: object) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _tail(text: str, lines: int = 3) -> str:
+def tail_lines(text: str, lines: int = 3) -> str:
     kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
     return " | ".join(kept)[-400:] or "(no output)"

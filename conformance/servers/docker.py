@@ -8,14 +8,14 @@ from typing import Any, cast
 
 from conformance.errors import InfrastructureError
 from conformance.servers.common import (
+    PortInUse,
+    Running,
     ServerInfo,
-    _await_server,
-    _engine,
-    _one_line,
-    _PortInUse,
-    _redis_version,
-    _retry_ports,
-    _Running,
+    await_server,
+    engine_of,
+    one_line,
+    redis_version_of,
+    retry_ports,
 )
 
 
@@ -30,7 +30,7 @@ def docker_answers() -> bool:
         return False
 
 
-def _start_docker(image: str) -> _Running:
+def start_docker(image: str) -> Running:
     try:
         import docker
         from testcontainers.core.container import DockerContainer
@@ -39,28 +39,28 @@ def _start_docker(image: str) -> _Running:
     try:
         client = docker.from_env()
     except docker.errors.DockerException as exc:
-        raise InfrastructureError(f"no Docker engine answers: {_one_line(exc)}") from exc
+        raise InfrastructureError(f"no Docker engine answers: {one_line(exc)}") from exc
     try:
         client.images.get(image)
     except docker.errors.ImageNotFound:
         try:
             client.images.pull(image)
         except docker.errors.DockerException as exc:
-            reason = _one_line(getattr(exc, "explanation", None) or exc)
+            reason = one_line(getattr(exc, "explanation", None) or exc)
             raise InfrastructureError(
                 f"docker image {image!r} is not available and could not be pulled ({reason}): "
                 f"run `docker pull {image}`, or build an image and pass --redis docker:IMAGE "
                 f"or set BULLMQ_CONFORMANCE_IMAGE"
             ) from exc
     except docker.errors.DockerException as exc:
-        raise InfrastructureError(f"docker: {_one_line(exc)}") from exc
+        raise InfrastructureError(f"docker: {one_line(exc)}") from exc
     finally:
         client.close()
     what = f"docker container of {image}"
-    return _retry_ports(what, lambda port: _spawn_container(DockerContainer(image), what, port))
+    return retry_ports(what, lambda port: _spawn_container(DockerContainer(image), what, port))
 
 
-def _spawn_container(container: Any, what: str, port: int) -> _Running:
+def _spawn_container(container: Any, what: str, port: int) -> Running:
     # syslog-ident is inert while syslog is off, and CONFIG GET proves the server is ours.
     ident = f"bullmq-conformance-{uuid.uuid4().hex}"
     container.with_command(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
@@ -70,7 +70,7 @@ def _spawn_container(container: Any, what: str, port: int) -> _Running:
     container.with_kwargs(network_mode="host", network=None)
     try:
         container.start()
-        info = _await_server(
+        info = await_server(
             port, alive=lambda: _container_alive(container),
             output=lambda: b"".join(container.get_logs()).decode(errors="replace"),
             marker=("syslog-ident", ident), what=what,
@@ -78,9 +78,9 @@ def _spawn_container(container: Any, what: str, port: int) -> _Running:
     except BaseException as exc:
         with contextlib.suppress(Exception):
             container.stop()
-        if isinstance(exc, InfrastructureError | _PortInUse) or not isinstance(exc, Exception):
+        if isinstance(exc, InfrastructureError | PortInUse) or not isinstance(exc, Exception):
             raise
-        text = _one_line(exc)
+        text = one_line(exc)
         if "ryuk" in text.lower():
             text += "; set TESTCONTAINERS_RYUK_DISABLED=true where the Ryuk image cannot be pulled"
         raise InfrastructureError(f"{what} could not start: {text}") from exc
@@ -89,14 +89,14 @@ def _spawn_container(container: Any, what: str, port: int) -> _Running:
         try:
             container.stop()  # testcontainers removes the container, forcibly
         except Exception as exc:
-            raise InfrastructureError(f"could not remove {what}: {_one_line(exc)}") from exc
+            raise InfrastructureError(f"could not remove {what}: {one_line(exc)}") from exc
 
-    engine, version = _engine(info)
+    engine, version = engine_of(info)
     detail = f"{what}, container {container.get_wrapped_container().short_id}"
     url = f"redis://127.0.0.1:{port}/0"
     info_ = ServerInfo("docker", engine, version, url, True, detail,
-                       redis_version=_redis_version(info))
-    return _Running(info_, stop)
+                       redis_version=redis_version_of(info))
+    return Running(info_, stop)
 
 
 def _container_alive(container: Any) -> bool:

