@@ -20,8 +20,8 @@ from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.servers import ServerInfo, capabilities
 from conformance.vectors import Vector
+from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
-from reference_impl.generate import QUEUE_PLACEHOLDER
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import OP_NAMES
 

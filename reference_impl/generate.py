@@ -1,4 +1,9 @@
-"""Generate vector files from the cases and the model, deterministically."""
+"""Render the vector files: each area's cases with the model's expectations, as YAML.
+
+This is the vector *generator* (cases in, files out). What the protocol does is in the model
+(`reference_impl.model`) and the expected state a run compares against (`reference_impl.expected`);
+the runner uses those and the vector files, never this module.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +16,12 @@ from typing import Any
 import yaml
 
 import reference_impl
-from reference_impl.cases import Area, Case
-from reference_impl.form import form_to_store, store_to_form
-from reference_impl.keys import PROFILES
-from reference_impl.model import QueueModel
+from reference_impl.cases import Area
+from reference_impl.expected import expect_for
 from reference_impl.ops import op_to_dict
 
 SCHEMA_VERSION = 1
 PROTOCOL = "bullmq-6"
-QUEUE_PLACEHOLDER = "<queue>"
 
 #: How values that legitimately vary are matched; copied into every file header.
 RULES: dict[str, str] = {
@@ -54,38 +56,6 @@ RULES: dict[str, str] = {
 }
 
 
-#: What a client writes into meta when it opens a queue (see the client-meta rule).
-CLIENT_VERSION = r"[A-Za-z0-9_.-]+:[0-9][0-9A-Za-z.+-]*"
-
-
-def client_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
-    """The expected meta hash: what the scripts wrote (`meta`, a form entry or None) plus what a
-    client may add when it opens a queue (the client-meta rule)."""
-    fields = dict(meta["hash"]) if meta else {}
-    fields.setdefault("opts.maxLenEvents", {"optional": "10000"})
-    fields["version"] = {"optional": CLIENT_VERSION}
-    return {"hash": dict(sorted(fields.items()))}
-
-
-def expected_keys(written: dict[str, Any]) -> dict[str, Any]:
-    """A state in vector form (what the scripts wrote) as `expect.keys`, client tolerances in."""
-    return dict(sorted({**written, "meta": client_meta(written.get("meta"))}.items()))
-
-
-def expect_for(case: Case) -> dict[str, Any]:
-    """Run a case through the model and return the vector's `expect` block."""
-    model = QueueModel(form_to_store(dict(case.given)))
-    returns = [model.apply(op) for op in case.when]
-    written = store_to_form(model.store)
-    expect: dict[str, Any] = {"returns": returns, "keys": expected_keys(written)}
-    if case.profile is not None:
-        profile = PROFILES[case.profile]
-        expect["key_names"] = sorted(profile.key(QUEUE_PLACEHOLDER, s) for s in written)
-    if case.one_slot:
-        expect["one_slot"] = True
-    return expect
-
-
 def render_area(area: Area) -> dict[str, Any]:
     """The full document of one vector file."""
     used = {flag for case in area.cases for flag in case.flags}
@@ -105,7 +75,8 @@ def render_area(area: Area) -> dict[str, Any]:
             test["needs"] = list(case.needs)
         test["given"] = dict(case.given)
         test["when"] = [op_to_dict(op) for op in case.when]
-        test["expect"] = expect_for(case)
+        test["expect"] = expect_for(case.given, case.when, profile=case.profile,
+                                    one_slot=case.one_slot)
         tests.append(test)
     notes = {
         name: {k: v for k, v in vars(flag).items() if v is not None}

@@ -21,8 +21,8 @@ from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.runner import QueueNames, seed
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
+from reference_impl.expected import client_meta
 from reference_impl.form import score_to_form
-from reference_impl.generate import client_meta
 from reference_impl.ops import Op, op_to_dict
 
 

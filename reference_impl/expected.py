@@ -1,0 +1,54 @@
+"""The state a vector expects: what the model writes, with the tolerances real clients need.
+
+A vector's `expect` block is the model's returns and its Redis state (in vector form), plus
+what a client may add that no script writes (the `client-meta` rule). The runner, the diff tool
+and the `properties` area compare candidates against this; the generator writes it into files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from reference_impl.form import form_to_store, store_to_form
+from reference_impl.keys import PROFILES
+from reference_impl.model import QueueModel
+from reference_impl.ops import Op
+
+#: Stands for the queue name in a vector's `key_names`.
+QUEUE_PLACEHOLDER = "<queue>"
+
+#: What a client writes into meta when it opens a queue (see the client-meta rule).
+CLIENT_VERSION = r"[A-Za-z0-9_.-]+:[0-9][0-9A-Za-z.+-]*"
+
+
+def client_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The expected meta hash: what the scripts wrote (`meta`, a form entry or None) plus what a
+    client may add when it opens a queue (the client-meta rule)."""
+    fields = dict(meta["hash"]) if meta else {}
+    fields.setdefault("opts.maxLenEvents", {"optional": "10000"})
+    fields["version"] = {"optional": CLIENT_VERSION}
+    return {"hash": dict(sorted(fields.items()))}
+
+
+def expected_keys(written: dict[str, Any]) -> dict[str, Any]:
+    """A state in vector form (what the scripts wrote) as `expect.keys`, client tolerances in."""
+    return dict(sorted({**written, "meta": client_meta(written.get("meta"))}.items()))
+
+
+def expect_for(given: Mapping[str, Any], when: Iterable[Op], *, profile: str | None = None,
+               one_slot: bool = False) -> dict[str, Any]:
+    """Run ops on a seeded queue through the model; return a vector's `expect` block.
+
+    `profile` adds the full `key_names` of that key profile; `one_slot` the one-slot check.
+    """
+    model = QueueModel(form_to_store(dict(given)))
+    returns = [model.apply(op) for op in when]
+    written = store_to_form(model.store)
+    expect: dict[str, Any] = {"returns": returns, "keys": expected_keys(written)}
+    if profile is not None:
+        expect["key_names"] = sorted(PROFILES[profile].key(QUEUE_PLACEHOLDER, s)
+                                     for s in written)
+    if one_slot:
+        expect["one_slot"] = True
+    return expect
