@@ -28,9 +28,11 @@ from conformance.items import (
     VectorItem,
     property_shards,
 )
+from conformance.outcomes import Outcome, Tally
+from conformance.reports.json_report import report_document, write_report
 from conformance.runner import QueueNames
 from conformance.servers import ServerInfo
-from conformance.session import Run, RunOptions, report_document, write_report
+from conformance.session import Run, RunOptions
 from conformance.vectors import expectations, load_file, looks_like_vector_file
 
 # What an xdist controller hands each worker (workerinput keys).
@@ -82,10 +84,13 @@ def activate(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "bullmq-conformance-run")
 
 
-def infrastructure_error(config: pytest.Config) -> str | None:
-    """The infrastructure failure that ended the run, if any (for the CLI's exit code)."""
+def finished(config: pytest.Config) -> tuple[Tally, str | None]:
+    """A session's tally of outcomes and the infrastructure failure that ended it, if any
+    (for the command line's exit code)."""
     plugin = config.stash.get(PLUGIN_KEY, None)
-    return plugin.infra if plugin is not None else None
+    if plugin is None:
+        return Tally(), None
+    return plugin.tally(), plugin.infra
 
 
 class ConformanceRun:
@@ -106,6 +111,10 @@ class ConformanceRun:
         # xdist workers take the controller's seed, so the header's seed is the one that ran.
         drawn = worker.get(_SEED_KEY, secrets.randbelow(2**31))
         self.seed: int = seed if seed is not None else drawn
+
+    def tally(self) -> Tally:
+        """The outcomes recorded so far (on an xdist controller: every worker's)."""
+        return Tally.of(verdict["outcome"] for verdict in self.verdicts)
 
     def abort(self, exc: InfrastructureError) -> NoReturn:
         """End the session with exit code 3 and a one-line cause."""
@@ -270,16 +279,16 @@ class ConformanceRun:
         self.run.close()
 
 
-def outcome_of(report: pytest.TestReport) -> str | None:
+def outcome_of(report: pytest.TestReport) -> Outcome | None:
     """A vector's outcome from its setup or call report (None for the other reports)."""
     if hasattr(report, "wasxfail") and report.when in ("setup", "call") and report.skipped:
-        return "xfailed"
+        return Outcome.XFAILED
     if report.when == "setup" and report.failed:
-        return "errored"
+        return Outcome.ERRORED
     if report.when == "setup" and report.skipped:
-        return "skipped"
+        return Outcome.SKIPPED
     if report.when == "call":
-        return "failed" if report.failed else "passed"
+        return Outcome.FAILED if report.failed else Outcome.PASSED
     return None
 
 

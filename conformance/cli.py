@@ -19,6 +19,7 @@ from conformance.defaults import CANDIDATE_SPECS as SPEC_HELP
 from conformance.defaults import PROPERTY_EXAMPLES
 from conformance.defaults import REDIS_SPECS as REDIS_HELP
 from conformance.errors import HarnessError, UsageError, VectorError
+from conformance.outcomes import Tally
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 
@@ -216,28 +217,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Collector:
-    """A pytest plugin object that tallies outcomes for the exit code."""
+    """A pytest plugin object that keeps what the exit code needs: the run's tally, its
+    infrastructure failure, and collection errors (vector files that do not load)."""
 
     def __init__(self) -> None:
-        self.counts = {"passed": 0, "failed": 0, "errored": 0, "skipped": 0, "xfailed": 0}
+        self.tally = Tally()
         self.collect_errors: list[str] = []
         self.infra: str | None = None
 
     def pytest_sessionfinish(self, session: Any) -> None:
-        from conformance.active_run import infrastructure_error
+        from conformance.active_run import finished
 
-        self.infra = infrastructure_error(session.config)
+        self.tally, self.infra = finished(session.config)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
             self.collect_errors.append(report.longreprtext.strip().splitlines()[-1])
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        from conformance.active_run import outcome_of
-
-        outcome = outcome_of(report)
-        if outcome is not None:
-            self.counts[outcome] += 1
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -315,7 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if code == pytest.ExitCode.NO_TESTS_COLLECTED:
             print("bullmq-conformance: no vectors selected", file=sys.stderr)
         return EXIT_USAGE
-    if collector.counts["failed"] or collector.counts["errored"]:
+    if collector.tally.failing:
         return EXIT_FAILED
     if code == pytest.ExitCode.INTERRUPTED:
         return 130

@@ -1,12 +1,13 @@
 """The test items of a conformance run: one per vector, and the `properties` area's items.
 
-Split from conformance.plugin, which collects them and holds the run they report to.
+`conformance.active_run` collects them and keeps the run they report to on the pytest config
+(`PLUGIN_KEY`); the items need only what `RunState` names of it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import pytest
 
@@ -16,14 +17,27 @@ from conformance.errors import (
     InfrastructureError,
     NonConformance,
 )
+from conformance.outcomes import Outcome
 from conformance.runner import REDIS_DOWN, Verdict
+from conformance.session import Run
 from conformance.vectors import Vector, expectations
 
 if TYPE_CHECKING:
     from conformance.properties import PropertyResult
 
+class RunState(Protocol):
+    """What the items use of the active run (`conformance.active_run.ConformanceRun`)."""
+
+    run: Run
+    expected: expectations.Expectations | None
+
+    def abort(self, exc: InfrastructureError) -> NoReturn:
+        """End the session with exit code 3."""
+        ...
+
+
 #: Where the active run is kept on the pytest config.
-PLUGIN_KEY = pytest.StashKey["ConformanceRun"]()
+PLUGIN_KEY = pytest.StashKey[RunState]()
 
 
 class UnexpectedPass(Exception):
@@ -31,7 +45,34 @@ class UnexpectedPass(Exception):
 
 
 class _ConformanceItem(pytest.Item):
-    """What vector and property items share: how their errors are shown."""
+    """What vector and property items share: the candidate's expectations, and how errors are
+    shown."""
+
+    expectation: expectations.Expectation | None = None
+
+    def _expect(self, state: RunState, item_id: str) -> None:
+        """Find the expectations file's entry for `item_id`; an expected skip skips here."""
+        self.expectation = state.expected.match(item_id) if state.expected else None
+        if self.expectation is not None and self.expectation.outcome == "skip":
+            self.user_properties.append(("message", self.expectation.describe()))
+            pytest.skip(f"expected skip: {self.expectation.describe()}")
+
+    def _expected_to_fail(self) -> bool:
+        return self.expectation is not None and self.expectation.outcome == "fail"
+
+    def _settle(self, outcome: Outcome) -> None:
+        """Hold a verdict against the expectations file: a listed failure is an expected
+        failure (xfailed); a listed failure that passed is itself a failure, so that the list
+        only shrinks. Called with a failing outcome in setup, with PASSED in runtest."""
+        if not self._expected_to_fail():
+            return
+        assert self.expectation is not None
+        if outcome.failing:
+            pytest.xfail(f"expected failure: {self.expectation.describe()}")
+        if outcome is Outcome.PASSED:
+            raise UnexpectedPass(
+                f"passed, but {self.expectation.source} lists it as an expected failure "
+                f"({self.expectation.pattern!r}): remove it from your expectations file")
 
     def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
         # pytest renders setup errors through this private hook, not repr_failure; keep our
@@ -72,7 +113,6 @@ class PropertiesItem(_ConformanceItem):
         self.examples = examples
         self.seed = seed
         self.user_properties.append(("area", "properties"))
-        self.expectation: expectations.Expectation | None = None
         self.result: PropertyResult
         self.summary = ""
         self.lines: list[str] = []
@@ -82,9 +122,7 @@ class PropertiesItem(_ConformanceItem):
         from conformance.properties import check_candidate
 
         plugin = self.config.stash[PLUGIN_KEY]
-        self.expectation = plugin.expected.match(self.name) if plugin.expected else None
-        if self.expectation is not None and self.expectation.outcome == "skip":
-            pytest.skip(f"expected skip: {self.expectation.describe()}")
+        self._expect(plugin, self.name)
         run = plugin.run
         if run.server is None:
             raise HarnessError("Redis was not started")
@@ -100,9 +138,8 @@ class PropertiesItem(_ConformanceItem):
         self.lines = (result.failure or "").splitlines()
         self.user_properties.append(("message", "\n".join([summary, *self.lines])))
         self.summary = summary
-        if not result.passed and self.expectation is not None \
-                and self.expectation.outcome == "fail":
-            pytest.xfail(f"expected failure: {self.expectation.describe()}")
+        if not result.passed:
+            self._settle(Outcome.ERRORED if result.errored is not None else Outcome.FAILED)
         if result.errored is not None:
             raise CandidateError(f"{result.errored} ({summary})")
 
@@ -112,10 +149,7 @@ class PropertiesItem(_ConformanceItem):
             raise NonConformance(f"the candidate and the model disagree ({self.summary}); "
                                  f"reproduce with --seed {self.result.seed} --examples "
                                  f"{self.examples}", self.lines)
-        if self.expectation is not None and self.expectation.outcome == "fail":
-            raise UnexpectedPass(
-                f"passed, but {self.expectation.source} lists it as an expected failure "
-                f"({self.expectation.pattern!r}): remove it from your expectations file")
+        self._settle(Outcome.PASSED)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         """The disagreement and the shrunk op sequence as a vector."""
@@ -139,41 +173,30 @@ class VectorItem(_ConformanceItem):
         super().__init__(**kwargs)
         self.vector = vector
         self.verdict: Verdict | None = None
-        self.expectation: expectations.Expectation | None = None
         self.user_properties.append(("area", vector.area))
 
     def setup(self) -> None:
         """Run the vector. A candidate or harness error raises here (reported as error)."""
         plugin = self.config.stash[PLUGIN_KEY]
-        self.expectation = plugin.expected.match(self.vector.id) if plugin.expected else None
-        if self.expectation is not None and self.expectation.outcome == "skip":
-            self.user_properties.append(("message", self.expectation.describe()))
-            pytest.skip(f"expected skip: {self.expectation.describe()}")
+        self._expect(plugin, self.vector.id)
         try:
-            self.verdict = plugin.run.run(self.vector)
+            verdict = plugin.run.run(self.vector)
         except InfrastructureError as exc:
             plugin.abort(exc)
-        message = "\n".join([self.verdict.message, *self.verdict.diff])
-        self.user_properties.append(("message", message))
-        if self.verdict.outcome == "skipped":
-            pytest.skip(self.verdict.message)
-        if self.verdict.outcome in ("failed", "errored") and self._expected_to_fail():
-            pytest.xfail(f"expected failure: {self.expectation.describe()}")  # type: ignore[union-attr]
-        if self.verdict.outcome == "errored":
-            raise HarnessError(self.verdict.message)
-
-    def _expected_to_fail(self) -> bool:
-        return self.expectation is not None and self.expectation.outcome == "fail"
+        self.verdict = verdict
+        self.user_properties.append(("message", "\n".join([verdict.message, *verdict.diff])))
+        if verdict.outcome is Outcome.SKIPPED:
+            pytest.skip(verdict.message)
+        if verdict.outcome.failing:
+            self._settle(verdict.outcome)
+        if verdict.outcome is Outcome.ERRORED:
+            raise HarnessError(verdict.message)
 
     def runtest(self) -> None:
         """Fail when the Redis state differs, or when an expected failure passes."""
-        if self.verdict is not None and self.verdict.outcome == "failed":
+        if self.verdict is not None and self.verdict.outcome is Outcome.FAILED:
             raise NonConformance(self.verdict.message, list(self.verdict.diff))
-        if self._expected_to_fail():
-            assert self.expectation is not None
-            raise UnexpectedPass(
-                f"passed, but {self.expectation.source} lists it as an expected failure "
-                f"({self.expectation.pattern!r}): remove it from your expectations file")
+        self._settle(Outcome.PASSED)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         """Vector id, file:line, the fact it states, and the state diff."""

@@ -10,7 +10,7 @@ import itertools
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import redis
 from redis.exceptions import RedisClusterException
@@ -18,6 +18,7 @@ from redis.exceptions import RedisClusterException
 from conformance import compare, snapshot
 from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
+from conformance.outcomes import Outcome
 from conformance.servers import ServerInfo, capabilities
 from conformance.vectors import Vector
 from reference_impl.expected import QUEUE_PLACEHOLDER
@@ -25,7 +26,6 @@ from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import OP_NAMES
 
-Outcome = Literal["passed", "failed", "errored", "skipped"]
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 
@@ -95,10 +95,10 @@ def run_vector(
     with the reason.
     """
     if vector.profile is not None and vector.profile != profile.name:
-        return Verdict(vector, "skipped", f"vector is for profile {vector.profile}")
+        return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
     missing = capabilities.unmet(vector.needs, profile, server)
     if missing is not None:
-        return Verdict(vector, "skipped", missing)
+        return Verdict(vector, Outcome.SKIPPED, missing)
     queue = QueueRef(profile, names.next())
     snap: snapshot.Snapshot | None = None
     try:
@@ -109,9 +109,10 @@ def run_vector(
                 try:
                     results.append(candidate.apply(client, queue, op))
                 except CandidateError as exc:
-                    return Verdict(vector, "errored", f"candidate error in {_op_name(op)}: {exc}")
+                    return Verdict(vector, Outcome.ERRORED,
+                                   f"candidate error in {_op_name(op)}: {exc}")
                 except CandidateSkipped as exc:
-                    return Verdict(vector, "skipped",
+                    return Verdict(vector, Outcome.SKIPPED,
                                    f"candidate does not support {_op_name(op)}: {exc.reason}")
             snap = snapshot.take(client, queue)
         finally:
@@ -119,14 +120,14 @@ def run_vector(
     except REDIS_DOWN as exc:
         raise InfrastructureError(f"Redis connection lost: {exc}") from None
     except redis.RedisError as exc:
-        return Verdict(vector, "errored", f"Redis rejected a command: {_explain(exc)}")
+        return Verdict(vector, Outcome.ERRORED, f"Redis rejected a command: {_explain(exc)}")
     except RedisClusterException as exc:
-        return Verdict(vector, "errored", f"the cluster client refused a command: {exc}")
+        return Verdict(vector, Outcome.ERRORED, f"the cluster client refused a command: {exc}")
     diff = judge(vector, results, snap, queue)
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
-        return Verdict(vector, "failed", f"{count} difference(s) in Redis state", tuple(diff))
-    return Verdict(vector, "passed")
+        return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))
+    return Verdict(vector, Outcome.PASSED)
 
 
 def _explain(exc: redis.RedisError) -> str:

@@ -6,10 +6,7 @@ Used by the pytest plugin, and usable without pytest (the bench drives it direct
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 import redis
 from redis.exceptions import RedisClusterException
@@ -28,7 +25,6 @@ from conformance.vectors import Vector
 from reference_impl.keys import PROFILES, KeyProfile, custom_profile
 
 SUITE_VERSION = reference_impl.__version__
-OUTCOMES = ("passed", "failed", "errored", "skipped", "xfailed")
 _SWEEP_BATCH = 1000
 
 
@@ -193,43 +189,3 @@ class Run:
         return (f"bullmq-conformance {SUITE_VERSION}: candidate {self.candidate.name} "
                 f"[{self.candidate.version}], "
                 f"profile {self.profile.name}, redis {engine}")
-
-
-def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | None = None,
-                    examples: int | None = None) -> dict[str, Any]:
-    """The `--report-json` document (the bundled schemas/report.schema.json, version 1).
-
-    `seed` and `examples` are the `properties` area's settings; None (null) when the caller
-    has none to record.
-    """
-    from conformance.reports.json_report import (
-        REPORT_VERSION,  # not at the top: it imports this module
-    )
-
-    totals = dict.fromkeys(OUTCOMES, 0)
-    for verdict in verdicts:
-        totals[verdict["outcome"]] += 1
-    server = run.server
-    return {
-        "report_version": REPORT_VERSION,
-        "suite_version": SUITE_VERSION,
-        "candidate": run.candidate.name,
-        "candidate_version": run.candidate.version,
-        "profile": run.profile.name,
-        "seed": seed,
-        "examples": examples,
-        "redis": {
-            "kind": server.kind if server else None,
-            "engine": server.engine if server else None,
-            "version": server.version if server else None,
-            "redis_version": server.redis_version if server else None,
-            "cluster": server.cluster if server else None,
-        },
-        "totals": totals,
-        "results": verdicts,
-    }
-
-
-def write_report(path: Path, document: dict[str, Any]) -> None:
-    """Write the JSON report."""
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -16,17 +16,15 @@ import queue
 import shlex
 import subprocess
 import threading
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import redis
 
+from conformance import schemas
 from conformance.candidates.base import QueueRef
 from conformance.defaults import ADAPTER_TIMEOUT_S
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
-from conformance.resources import schema as bundled_schema
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result, op_to_dict
 
@@ -35,21 +33,10 @@ DEFAULT_TIMEOUT = ADAPTER_TIMEOUT_S
 _STDERR_LINES = 20
 
 
-@cache
-def _reply_validator() -> jsonschema.protocols.Validator:
-    schema = bundled_schema("adapter-protocol")
-    reply = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/reply"}
-    return jsonschema.Draft202012Validator(reply)
-
-
 def reply_problem(reply: Any) -> str | None:
     """Why a decoded reply breaks the protocol schema, or None when it is valid."""
-    errors = sorted(_reply_validator().iter_errors(reply), key=lambda e: e.path)
-    if not errors:
-        return None
-    best = jsonschema.exceptions.best_match(errors)
-    where = "/".join(str(p) for p in best.absolute_path) or "(top level)"
-    return f"reply does not match the adapter protocol at {where}: {best.message}"
+    found = schemas.problem(schemas.adapter_reply(), reply)
+    return None if found is None else f"reply does not match the adapter protocol {found}"
 
 
 class Adapter:

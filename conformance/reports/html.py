@@ -20,16 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
+from conformance.outcomes import Outcome, Tally
 from conformance.reports.json_report import (
-    Tally,
     area_tallies,
     engine_text,
     load_report,
     properties_text,
 )
 
-#: Outcomes whose cell unfolds a message (a skip's reason is its cell's tooltip).
-EXPANDABLE = ("failed", "errored", "xfailed")
 _BAR_WIDTH, _LABEL_WIDTH, _ROW_HEIGHT = 180, 130, 18
 
 
@@ -133,7 +131,7 @@ def _matrix(columns: Sequence[Column]) -> str:
                     cells.append('<td class="o o-absent"></td>')
                     continue
                 outcome, message = result["outcome"], result["message"]
-                if outcome in EXPANDABLE:
+                if Outcome(outcome).has_details:
                     cid = cell_id(index, vector_id)
                     cells.append(
                         f'<td class="o o-{outcome}"><button type="button" id="{_e(cid)}" '
@@ -236,7 +234,7 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline
 def render_html(columns: Sequence[Column]) -> str:
     """The page comparing `columns` (one per report), as a self-contained HTML document."""
     legend = "".join(f'<span class="o-{outcome}">{outcome}</span>'
-                     for outcome in ("passed", "failed", "errored", "skipped", "xfailed"))
+                     for outcome in Outcome)
     charts = "".join(_chart(index, column) for index, column in enumerate(columns, 1))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -7,62 +7,20 @@ conformance.session builds it.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance import schemas
 from conformance.errors import UsageError
-from conformance.session import OUTCOMES
+from conformance.outcomes import Outcome, Tally
+from conformance.session import SUITE_VERSION, Run
 
 REPORT_VERSION = 1
 #: Failures shown with their diff in the Markdown summary.
 MAX_FAILURES = 5
-#: Outcomes whose message is a failure to look at (a diff, or what broke).
-FAILING = ("failed", "errored")
-
-
-@dataclass(frozen=True)
-class Tally:
-    """How many results of an area (or of a whole run) have each outcome."""
-
-    passed: int = 0
-    failed: int = 0
-    errored: int = 0
-    skipped: int = 0
-    xfailed: int = 0
-
-    @classmethod
-    def of(cls, results: Iterable[Mapping[str, Any]]) -> Tally:
-        """Count the outcomes of `results` (report result entries)."""
-        counts = dict.fromkeys(OUTCOMES, 0)
-        for result in results:
-            counts[result["outcome"]] += 1
-        return cls(**counts)
-
-    def count(self, outcome: str) -> int:
-        """The count of one outcome, by name."""
-        if outcome not in OUTCOMES:
-            raise KeyError(outcome)
-        return int(getattr(self, outcome))
-
-    @property
-    def total(self) -> int:
-        """Every result."""
-        return sum(self.count(outcome) for outcome in OUTCOMES)
-
-    @property
-    def applicable(self) -> int:
-        """The results that ran to a verdict: all but the skipped ones."""
-        return self.total - self.skipped
-
-    @property
-    def pass_rate(self) -> float | None:
-        """passed / applicable, or None when nothing was applicable."""
-        return self.passed / self.applicable if self.applicable else None
 
 
 def area_tallies(document: Mapping[str, Any]) -> list[tuple[str, Tally]]:
@@ -70,7 +28,7 @@ def area_tallies(document: Mapping[str, Any]) -> list[tuple[str, Tally]]:
     by_area: dict[str, list[Mapping[str, Any]]] = {}
     for result in document["results"]:
         by_area.setdefault(result["area"], []).append(result)
-    return [(area, Tally.of(results)) for area, results in by_area.items()]
+    return [(area, Tally.of(r["outcome"] for r in results)) for area, results in by_area.items()]
 
 
 def engine_text(document: Mapping[str, Any]) -> str:
@@ -102,34 +60,53 @@ def run_info(document: Mapping[str, Any]) -> str:
             f"{properties_text(document)}")
 
 
-@functools.cache
-def _validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    from conformance.resources import schema as bundled_schema
-
-    schema = bundled_schema("report")
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
-
-
 def validate(document: Any, source: str) -> None:
     """Raise UsageError (one line) unless `document` is a version-1 report.
 
     `source` names where it came from, for the message.
     """
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator().iter_errors(document))
-    if error is None:
+    found = schemas.problem(schemas.report(), document)
+    if found is None:
         return
     if isinstance(document, dict) and "results" in document and "report_version" not in document:
         raise UsageError(f"{source}: a report from an older suite (no report_version); "
                          f"rerun with --report-json to get a version-{REPORT_VERSION} report")
-    where = "/".join(str(part) for part in error.absolute_path) or "the top level"
-    message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
     raise UsageError(f"{source}: not a bullmq-conformance report (version {REPORT_VERSION}): "
-                     f"at {where}: {message}")
+                     f"{found}")
+
+
+def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | None = None,
+                    examples: int | None = None) -> dict[str, Any]:
+    """The `--report-json` document of a run (`report_version` 1; the bundled
+    schemas/report.schema.json).
+
+    `seed` and `examples` are the `properties` area's settings; None (null) when the caller
+    has none to record.
+    """
+    server = run.server
+    return {
+        "report_version": REPORT_VERSION,
+        "suite_version": SUITE_VERSION,
+        "candidate": run.candidate.name,
+        "candidate_version": run.candidate.version,
+        "profile": run.profile.name,
+        "seed": seed,
+        "examples": examples,
+        "redis": {
+            "kind": server.kind if server else None,
+            "engine": server.engine if server else None,
+            "version": server.version if server else None,
+            "redis_version": server.redis_version if server else None,
+            "cluster": server.cluster if server else None,
+        },
+        "totals": Tally.of(v["outcome"] for v in verdicts).as_dict(),
+        "results": verdicts,
+    }
+
+
+def write_report(path: Path, document: dict[str, Any]) -> None:
+    """Write the JSON report."""
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
 def load_report(path: Path) -> dict[str, Any]:
@@ -173,7 +150,7 @@ def summary_markdown(document: Mapping[str, Any]) -> str:
     """The Markdown summary of one report: a table of areas by outcomes with a totals row, the
     run info line, and the first failures with their diffs in fenced blocks."""
     totals = Tally(**document["totals"])
-    bad = totals.failed + totals.errored
+    bad = totals.failing
     if totals.total == 0:
         verdict = "no vectors ran"
     elif bad:
@@ -182,14 +159,14 @@ def summary_markdown(document: Mapping[str, Any]) -> str:
         verdict = f"passed ({totals.passed} passed, {totals.skipped} skipped)"
     lines = [f"### bullmq-conformance: {_md(document['candidate'])}: {verdict}", "",
              _md(run_info(document)), "",
-             "| area | " + " | ".join(OUTCOMES) + " |",
-             "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " |"]
+             "| area | " + " | ".join(Outcome) + " |",
+             "| --- | " + " | ".join("---:" for _ in Outcome) + " |"]
     for area, tally in area_tallies(document):
         lines.append(f"| {_md(area)} | "
-                     + " | ".join(str(tally.count(o)) for o in OUTCOMES) + " |")
-    lines.append("| **total** | " + " | ".join(f"**{totals.count(o)}**" for o in OUTCOMES)
+                     + " | ".join(str(tally.count(o)) for o in Outcome) + " |")
+    lines.append("| **total** | " + " | ".join(f"**{totals.count(o)}**" for o in Outcome)
                  + " |")
-    failures = [r for r in document["results"] if r["outcome"] in FAILING]
+    failures = [r for r in document["results"] if Outcome(r["outcome"]).failing]
     if failures:
         shown = failures[:MAX_FAILURES]
         lines += ["", f"#### First failures ({len(shown)} of {len(failures)})"]

@@ -78,7 +78,7 @@ def _harness_pass(vectors: list[Vector], client: redis.Redis) -> float:
     start = time.perf_counter()
     for vector in vectors:
         verdict = run_vector(vector, candidate, client, profile, names)
-        if verdict.outcome not in ("passed", "skipped"):
+        if verdict.outcome.failing:
             raise SystemExit(f"bench: {vector.id} {verdict.outcome}: {verdict.message}")
     return time.perf_counter() - start
 

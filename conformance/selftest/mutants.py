@@ -178,7 +178,7 @@ class MutationRun:
     def _passes_unmutated(self, vector: Vector) -> bool:
         if vector.id not in self._baseline_ok:
             verdict = run_vector(vector, self._baseline, self.client, self.profile, self.names)
-            self._baseline_ok[vector.id] = verdict.outcome in ("passed", "skipped")
+            self._baseline_ok[vector.id] = not verdict.outcome.failing
             if not self._baseline_ok[vector.id]:
                 self.excluded.append(vector.id)
         return self._baseline_ok[vector.id]
@@ -197,7 +197,7 @@ class MutationRun:
                     continue
                 tried.add(vector.id)
                 verdict = run_vector(vector, candidate, self.client, self.profile, self.names)
-                if verdict.outcome in ("failed", "errored") and self._passes_unmutated(vector):
+                if verdict.outcome.failing and self._passes_unmutated(vector):
                     killer = vector
                     break
         finally:

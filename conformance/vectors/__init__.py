@@ -28,11 +28,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
+from conformance import schemas
 from conformance.errors import VectorError
-from conformance.resources import cache_dir, schema, schema_path
+from conformance.resources import cache_dir, schema_path
 from conformance.vectors import yaml_strict as vector_yaml
 from conformance.vectors.yaml_strict import Loader, compose
 from reference_impl.ops import Op, op_from_dict
@@ -100,39 +100,11 @@ class VectorFile:
     vectors: tuple[Vector, ...]
 
 
-def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
-    """Replace local `{"$ref": "#/$defs/x"}` with the definition (the schema is not recursive).
-
-    Validation is three times faster without per-item reference resolution, and vector files
-    hold tens of thousands of zset members.
-    """
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and len(node) == 1 and ref.startswith("#/$defs/"):
-            return _inline_refs(defs[ref.removeprefix("#/$defs/")], defs)
-        return {k: _inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
-    if isinstance(node, list):
-        return [_inline_refs(v, defs) for v in node]
-    return node
-
-
-@cache
-def _validator() -> jsonschema.protocols.Validator:
-    document = schema("vector-file")
-    cls = jsonschema.validators.validator_for(document)
-    cls.check_schema(document)
-    # JSON Schema counts 1700000000000.0 as an integer; a float where the protocol takes
-    # milliseconds or a score is a mistake in a vector (and rounds past 2^53), so not here.
-    strict = cls.TYPE_CHECKER.redefine(
-        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
-    strict_cls = jsonschema.validators.extend(cls, type_checker=strict)
-    return strict_cls(_inline_refs(document, document.get("$defs", {})))
-
-
 @cache
 def _cache_salt() -> bytes:
-    parts = [schema_path("vector-file").read_bytes(), Path(__file__).read_bytes(),
-             Path(vector_yaml.__file__).read_bytes(), yaml.__version__.encode(),
+    parts = [schema_path("vector-file").read_bytes(), Path(schemas.__file__).read_bytes(),
+             Path(__file__).read_bytes(), Path(vector_yaml.__file__).read_bytes(),
+             yaml.__version__.encode(),
              _jsonschema_version().encode()]
     return b"\0".join(hashlib.sha256(part).digest() for part in parts)
 
@@ -208,21 +180,18 @@ def _store(entry: Path, value: Any) -> None:
 # error, when there is no parsed document to ask.
 
 def _check_schema(path: Path, text: str, data: Any) -> None:
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
-    if not errors:
+    found = schemas.problem(schemas.vector_file(), data)
+    if found is None:
         return
-    err = errors[0]
-    loc = list(err.absolute_path)
+    loc = list(found.path)
     vector_id = None
     if len(loc) >= 2 and loc[0] == "tests" and isinstance(loc[1], int):
         test = data["tests"][loc[1]]
         if isinstance(test, dict) and isinstance(test.get("id"), str):
             vector_id = test["id"]
-    line = _schema_error_line(text, loc, err)
-    pointer = "/".join(str(p) for p in loc) or "(top level)"
-    message = err.message if len(err.message) < 200 else err.message[:197] + "..."
+    line = _schema_error_line(text, loc, found.error)
     where = f"{path}:{line}" if line else str(path)
-    raise VectorError(f"schema violation at {pointer}: {message}", where, vector_id)
+    raise VectorError(f"schema violation {found}", where, vector_id)
 
 
 def _schema_error_line(text: str, loc: list[str | int], err: Any) -> int | None:

@@ -27,6 +27,7 @@ import jsonschema
 import yaml
 
 from conformance.errors import UsageError
+from conformance.outcomes import Outcome
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -109,7 +110,7 @@ def from_report(report: dict[str, Any], candidate: str | None = None) -> str:
              "expectations:"]
     entries = {}
     for result in report.get("results", []):
-        if result["outcome"] in ("failed", "errored"):
+        if Outcome(result["outcome"]).failing:
             first = (result.get("message") or result["outcome"]).strip().splitlines()
             reason = f"{result['outcome']}: {first[0] if first else ''}".strip()
             entries[result["id"]] = {"outcome": "fail", "reason": reason[:200]}
