@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 
 import pytest
 
-from conformance.defaults import BUNDLED
 from conformance.errors import (
     HarnessError,
     InfrastructureError,
@@ -28,6 +27,7 @@ from conformance.items import (
     VectorItem,
     property_shards,
 )
+from conformance.options import BUNDLED
 from conformance.outcomes import Outcome, Tally
 from conformance.reports.json_report import report_document, write_report
 from conformance.runner import QueueNames

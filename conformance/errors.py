@@ -17,6 +17,8 @@ candidate breaking, which is reported as errored (or aborts the run with its own
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 
 class SuiteError(Exception):
     """Base class for errors raised by the conformance suite."""
@@ -67,3 +69,13 @@ class NonConformance(SuiteError):
     def __init__(self, message: str, diff: list[str]):
         self.diff = diff
         super().__init__(message)
+
+
+class Exit(IntEnum):
+    """The command line's exit codes."""
+
+    OK = 0            # every selected vector passed (skips allowed)
+    FAILED = 1        # a vector failed or errored, or an expected failure passed
+    USAGE = 2         # bad input: options, vector files, reports, package data
+    INFRA = 3         # Redis could not be started or reached, or went away
+    INTERRUPTED = 130

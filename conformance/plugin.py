@@ -2,8 +2,8 @@
 
 Registered by `pip install` (entry point `pytest11`, named `conformance.plugin`, so that
 `-p conformance.plugin` and `pytest_plugins = ["conformance.plugin"]` work too). It is inert
-until `--bmq-candidate` is given, and while inert it imports nothing but this module and
-`conformance.defaults`: a pytest run that does not use it pays nothing for it.
+until `--bmq-candidate` is given, and while inert it imports nothing but this module and the
+option table (`conformance.options`): a pytest run that does not use it pays nothing for it.
 
 Active, it collects:
 
@@ -22,51 +22,14 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.defaults import (
-    ADAPTER_TIMEOUT_S,
-    BUNDLED,
-    CANDIDATE_SPECS,
-    PROPERTY_EXAMPLES,
-    REDIS_SPECS,
-)
+from conformance.options import SHARED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Options, grouped under bullmq-conformance."""
+    """The options a run shares with `bullmq-conformance run`, as `--bmq-*`."""
     group = parser.getgroup("bullmq-conformance", "BullMQ protocol conformance vectors")
-    group.addoption("--bmq-candidate", metavar="SPEC", default=None,
-                    help=f"run the conformance vectors against SPEC: {CANDIDATE_SPECS} "
-                         "(default: off; the plugin does nothing without it)")
-    group.addoption("--bmq-vectors", metavar="DIR", action="append", default=None,
-                    help=f"a vector directory to run: every YAML file in it is a vector file; "
-                         f"'{BUNDLED}' names the suite's own vectors; repeatable (default: "
-                         f"{BUNDLED} when no test path is given, else none: only the given "
-                         "paths' vector files)")
-    group.addoption("--bmq-profile", metavar="NAME", default="bullmq",
-                    help="key profile: bullmq (bull:<q>:x) or echomq (emq:{<q>}:x) "
-                         "(default: bullmq)")
-    group.addoption("--bmq-redis", metavar="SPEC", default="auto",
-                    help=f"{REDIS_SPECS} (default: auto)")
-    group.addoption("--bmq-prefix", metavar="PREFIX", default=None,
-                    help="BullMQ's prefix option instead of the profile's (bull / emq), e.g. "
-                         "'{bull}' for hash-tagged keys on Redis Cluster (default: the "
-                         "profile's)")
-    group.addoption("--bmq-report-json", metavar="FILE", default=None,
-                    help="write a JSON report of every vector's outcome to FILE "
-                         "(default: none)")
-    group.addoption("--bmq-expect", metavar="FILE", default=None,
-                    help="the candidate's expectations file: id globs with outcome fail|skip "
-                         "(listed failures are strict expected failures) (default: none)")
-    group.addoption("--bmq-examples", metavar="N", type=int, default=PROPERTY_EXAMPLES,
-                    help="random op sequences in the `properties` area, compared with the "
-                         "model after every op; 0 leaves the area out "
-                         f"(default: {PROPERTY_EXAMPLES})")
-    group.addoption("--bmq-seed", metavar="N", type=int, default=None,
-                    help="seed of the `properties` area (default: drawn, printed in the header)")
-    group.addoption("--bmq-adapter-timeout", metavar="SECONDS", type=float,
-                    default=ADAPTER_TIMEOUT_S,
-                    help=f"per-op timeout for command: adapters (default: "
-                         f"{ADAPTER_TIMEOUT_S:g})")
+    for option in SHARED:
+        option.add_to_pytest(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 from conformance.candidates.base import Candidate
 from conformance.candidates.command import DEFAULT_TIMEOUT, CommandCandidate
 from conformance.candidates.scripts import ScriptsCandidate
-from conformance.defaults import CANDIDATE_SPECS
 from conformance.errors import UsageError
+from conformance.options import CANDIDATE_SPECS
 from conformance.resources import NODE_ADAPTER_FILES, cache_dir, lua_dir, node_adapter_source
 
 SPEC_HELP = CANDIDATE_SPECS

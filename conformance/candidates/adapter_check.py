@@ -8,6 +8,7 @@ what `run` is for.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import secrets
@@ -57,10 +58,11 @@ def _describe(reply: dict[str, Any]) -> str:
     return f"errored: {reply.get('message')}"
 
 
-def main(command: str, redis_spec: str = "auto", profile_name: str = "bullmq",
-         timeout: float = 10.0) -> int:
-    """Run the smoke sequence; print one line per exchange. Returns 0 when all replies are
-    valid, 1 otherwise."""
+def main(args: argparse.Namespace) -> int:
+    """`adapter check`: run the smoke sequence against `args.adapter_command`; print one line
+    per exchange. Returns 0 when all replies are valid, 1 otherwise."""
+    command, redis_spec = args.adapter_command, args.redis
+    profile_name, timeout = args.profile, args.adapter_timeout
     try:
         argv = shlex.split(command)
     except ValueError as exc:

@@ -23,8 +23,8 @@ import redis
 
 from conformance import schemas
 from conformance.candidates.base import QueueRef
-from conformance.defaults import ADAPTER_TIMEOUT_S
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
+from conformance.options import ADAPTER_TIMEOUT_S
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result, op_to_dict
 

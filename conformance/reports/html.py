@@ -12,11 +12,11 @@ Security Policy forbids any) and readable without its script, which only folds t
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
@@ -252,8 +252,10 @@ def render_html(columns: Sequence[Column]) -> str:
         f"<script>{_SCRIPT}</script></body></html>\n")
 
 
-def main(out: Path, reports: Sequence[Path]) -> int:
-    """Load every report (UsageError, one line, on the first bad one) and write the page."""
+def main(args: argparse.Namespace) -> int:
+    """`report --html OUT REPORT...`: load every report (UsageError, one line, on the first bad
+    one) and write the page."""
+    out, reports = args.html, args.reports
     columns = [Column(path.name, load_report(path)) for path in reports]
     page = render_html(columns)
     try:

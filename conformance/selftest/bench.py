@@ -6,11 +6,12 @@ to load the vector files (cached, and parsed and validated), the wall time of a 
 `bullmq-conformance run` (new process, Redis start included), and the speedup of `-n 2`
 (pytest-xdist) over a serial run, for the default run and a long one, and what the installed
 pytest plugin costs a pytest run that does not use it. Run with `bullmq-conformance bench` or
-`python -m conformance.bench`.
+`python -m conformance bench`.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -139,10 +140,10 @@ def _cold_load_seconds(vectors_dir: Path) -> float:
             os.environ[CACHE_ENV] = previous
 
 
-def main(redis_spec: str = "auto", repeat: int = 3, vectors_dir: Path | None = None) -> int:
-    """Run the benchmark and print its figures. Returns a process exit code."""
-    if vectors_dir is None:
-        vectors_dir = bundled_vectors()
+def main(args: argparse.Namespace) -> int:
+    """`bench`: run the benchmark and print its figures. Returns a process exit code."""
+    redis_spec, repeat = args.redis, args.repeat
+    vectors_dir = bundled_vectors()
     start = time.perf_counter()
     files = load_dir(vectors_dir)
     load_seconds = time.perf_counter() - start
@@ -193,5 +194,3 @@ def _timed(fn: Any) -> float:
     return time.perf_counter() - start
 
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,7 +29,7 @@ from typing import Literal
 import redis
 
 from conformance.candidates.scripts import ScriptsCandidate
-from conformance.errors import HarnessError, UsageError
+from conformance.errors import Exit, HarnessError, UsageError
 from conformance.resources import lua_dir, vectors_dir
 from conformance.runner import QueueNames, run_vector
 from conformance.selftest.mutant_catalog import CATALOG, Mutant, Replacement
@@ -38,7 +38,7 @@ from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl.keys import KeyProfile
 
-EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = 0, 1, 2
+EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = Exit.OK, Exit.FAILED, Exit.USAGE
 
 #: "includes": our `lua/` layout (patterns live in one file); "inlined": the official scripts.
 Flavor = Literal["includes", "inlined"]

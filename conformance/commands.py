@@ -1,0 +1,237 @@
+"""The subcommands of `bullmq-conformance`: each with its help, its options (from the one table
+in `conformance.options`) and its handler, set on the parser with `set_defaults`.
+
+A handler is named `module:function` and imported only when its command runs, so `--help` and
+a run import only what they use. Every handler takes the parsed arguments and returns an exit
+code (`conformance.errors.Exit`). The few handlers too small for a module of their own are here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import reference_impl
+from conformance import options as o
+from conformance.errors import Exit, UsageError
+from conformance.options import Option
+
+VERSION = (f"bullmq-conformance {reference_impl.__version__} (protocol bullmq-6: npm bullmq "
+           "6.x, checked against 6.7.0; PyPI bullmq 3.x, checked against 3.4.4)")
+DESCRIPTION = """Run the BullMQ protocol vectors against a port, regenerate or check them, and
+the suite's own checks.
+
+Exit codes: 0 every vector passed; 1 a vector failed or errored; 2 usage, vector-file or
+package-data error; 3 infrastructure (Redis could not be started or reached)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: a handler with options, or a group of subcommands."""
+
+    name: str
+    help: str
+    handler: str = ""
+    options: tuple[Option, ...] = ()
+    description: str | None = None
+    subcommands: tuple[Command, ...] = ()
+
+
+def _out(what: str) -> Option:
+    return Option(("--out",), f"where to write {what}", type=Path, metavar="FILE",
+                  shown_default="standard output")
+
+
+COMMANDS = (
+    Command("run", "run the vectors against a candidate", "conformance.run_command:main", o.RUN,
+            "Run every vector against a candidate on a Redis, and report "
+            "passed/failed/errored/skipped."),
+    Command("diff", "apply the same ops to two candidates and print the first state difference",
+            "conformance.selftest.diff:main", (
+                o.CANDIDATE.but(action="append", required=True, default=None,
+                                help=f"give exactly twice: {o.CANDIDATE_SPECS}"),
+                o.PROFILE, o.REDIS, o.VECTORS,
+                Option(("-k",), "only vectors whose id matches this glob", metavar="GLOB",
+                       dest="keyword", shown_default="all"),
+                o.ADAPTER_TIMEOUT),
+            "Run each vector's setup and ops against candidate A and candidate B (separate "
+            "queues), snapshot both after every op, and stop at the first difference."),
+    Command("adapter", "tools for adapter authors", subcommands=(
+        Command("check", "run a smoke sequence against an adapter and validate every reply "
+                "against the protocol schema", "conformance.candidates.adapter_check:main", (
+                    Option(("adapter_command",), "the adapter's command line, e.g. 'node "
+                           "adapter.js'", metavar="CMD"),
+                    o.REDIS, o.PROFILE.but(help="key profile sent in start"),
+                    o.ADAPTER_TIMEOUT.but(help="per-request timeout, in seconds"))),
+        Command("example", "write the example adapter (Python, under 100 lines) to start yours "
+                "from", "conformance.commands:adapter_example", (_out("it; an existing file is "
+                                                                    "not overwritten"),),
+                "Write the complete example adapter of docs/ADAPTERS.md. It drives a directory "
+                "of inlined BullMQ scripts: python adapter.py SCRIPTS_DIR."),
+    )),
+    Command("expectations", "manage a candidate's expectations file", subcommands=(
+        Command("write", "write an expectations file listing every failed or errored vector of "
+                "a JSON report", "conformance.commands:expectations_write", (
+                    Option(("--from",), "a --report-json file", type=Path, required=True,
+                           metavar="REPORT", dest="report"),
+                    _out("the file"))),
+    )),
+    Command("report", "a static HTML page comparing JSON reports", "conformance.reports.html:main",
+            (Option(("--html",), "the page to write", type=Path, required=True, metavar="OUT"),
+             Option(("reports",), "--report-json files, one column each, in this order",
+                    type=Path, nargs="+", metavar="REPORT")),
+            "Write one self-contained HTML page (no network) from --report-json files: a "
+            "pass-rate chart per report, and a vector x report matrix whose failed cells unfold "
+            "their diffs."),
+    Command("vectors", "regenerate or check the vector files", subcommands=(
+        Command("regenerate", "write the vectors from reference_impl",
+                "conformance.commands:vectors_regenerate", (
+                    Option(("--out",), "output directory", type=Path, metavar="DIR",
+                           shown_default="the checkout's vectors/ in a development install; "
+                           "required when the suite is installed from a wheel, whose files are "
+                           "not to be rewritten"),)),
+        Command("check", "validate the vectors and compare with a fresh regeneration",
+                "conformance.commands:vectors_check", (o.VECTORS.but(help="directory to check"),)),
+    )),
+    Command("concurrency", "race N fetchers on one queue and check that every job is claimed "
+            "exactly once, in order", "conformance.selftest.concurrency:main", (
+                o.CANDIDATE,
+                Option(("--workers",), "concurrent fetchers, each with its own connection",
+                       default=8, type=int, metavar="N"),
+                Option(("--jobs",), "jobs", default=2000, type=int, metavar="M"),
+                o.REDIS, o.PROFILE,
+                o.SEED.but(help="seed of the job mix", default=0, shown_default=None),
+                Option(("--time-limit",), "give up after S seconds", default=60.0, type=float,
+                       metavar="S"),
+                Option(("--textbook",), "race the textbook ZRANGEBYSCORE + ZREM claim on a raw "
+                       "ZSET instead", action="store_true",
+                       shown_default="the candidate's moveToActive"))),
+    Command("properties", "random op sequences against a candidate and the model, shrunk to a "
+            "vector on failure", "conformance.properties:main", (
+                o.CANDIDATE, o.EXAMPLES.but(help="op sequences to run", default=100),
+                o.SEED.but(shown_default="a random one"), o.REDIS, o.PROFILE)),
+    Command("bench", "time the full vector set against the reference",
+            "conformance.selftest.bench:main", (
+                o.REDIS, Option(("--repeat",), "timed passes; the best is reported", default=3,
+                                type=int, metavar="N"))),
+    Command("mutants", "mutation self-test: every catalog mutant of a scripts directory must "
+            "fail a vector", "conformance.selftest.mutants:main", (
+                Option(("--scripts",), "scripts to mutate: our lua/, the installed PyPI "
+                       "bullmq's, or a directory", default="reference",
+                       metavar="reference|official|DIR"),
+                o.REDIS, o.PROFILE)),
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]  # one line, no usage dump
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(Exit.USAGE)
+
+
+def _add(sub: argparse._SubParsersAction, command: Command) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(command.name, help=command.help,
+                            description=command.description or command.help)
+    if command.subcommands:
+        nested = parser.add_subparsers(dest="action", required=True, parser_class=_Parser)
+        for child in command.subcommands:
+            _add(nested, child)
+        return
+    o.add_all(parser, command.options)
+    parser.set_defaults(handler=command.handler)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = _Parser(prog="bullmq-conformance", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=VERSION)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in COMMANDS:
+        _add(sub, command)
+    return parser
+
+
+def adapter_example(args: argparse.Namespace) -> int:
+    """Write the bundled example adapter to `--out` (never over a file), or to stdout."""
+    from conformance.resources import example_adapter
+
+    text = example_adapter().read_text(encoding="utf-8")
+    if args.out is None:
+        sys.stdout.write(text)
+        return Exit.OK
+    try:
+        with args.out.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise UsageError(f"--out {args.out}: the file exists; not overwritten") from None
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: {exc.strerror}") from None
+    print(f"wrote {args.out}: run it with `python {args.out} SCRIPTS_DIR` (a directory of "
+          "inlined BullMQ scripts, e.g. PyPI bullmq's bullmq/commands)")
+    return Exit.OK
+
+
+def expectations_write(args: argparse.Namespace) -> int:
+    """Write an expectations file from a JSON report."""
+    import json
+
+    from conformance.vectors.expectations import from_report
+
+    try:
+        report = json.loads(args.report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--from {args.report}: not a readable JSON report ({exc})") from None
+    text = from_report(report)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return Exit.OK
+
+
+def vectors_regenerate(args: argparse.Namespace) -> int:
+    """Write every vector file from reference_impl."""
+    from conformance.resources import installed_from_wheel, vectors_dir
+    from reference_impl.generate import write_all
+
+    if args.out is None:
+        if installed_from_wheel():
+            raise UsageError("vectors regenerate: the bundled vectors belong to the installed "
+                             "package; write elsewhere with --out DIR")
+        args.out = vectors_dir()
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = write_all(args.out)
+    print(f"wrote {len(written)} vector files to {args.out}")
+    return Exit.OK
+
+
+def vectors_check(args: argparse.Namespace) -> int:
+    """Validate the vector files and compare them with a fresh regeneration."""
+    from conformance.vectors import iter_vectors, load_dir
+    from reference_impl.generate import render_all
+
+    files = load_dir(args.vectors)
+    fresh = render_all()
+    problems = []
+    for name, text in fresh.items():
+        path = args.vectors / name
+        if not path.exists():
+            problems.append(f"{path}: missing; run `bullmq-conformance vectors regenerate`")
+        elif path.read_text(encoding="utf-8") != text:
+            problems.append(f"{path}: differs from a fresh regeneration; run "
+                            "`bullmq-conformance vectors regenerate`")
+    on_disk = {p.name for p in args.vectors.glob("*.yaml")}
+    problems += [f"{args.vectors / n}: not produced by the generator"
+                 for n in sorted(on_disk - set(fresh))]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return Exit.USAGE
+    count = sum(1 for _ in iter_vectors(files))
+    print(f"{len(files)} files, {count} vectors: schema valid, ids unique, identical to a fresh "
+          "regeneration")
+    return Exit.OK

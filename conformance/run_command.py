@@ -1,0 +1,113 @@
+"""`bullmq-conformance run`: the vectors through pytest and the plugin, and an exit code.
+
+The run is a pytest session with our plugin only (no user config, conftest or other plugins),
+so it does not depend on the current directory. Its options reach the plugin through the one
+option table (`conformance.options.plugin_args`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from conformance import options
+from conformance.errors import Exit, UsageError
+from conformance.outcomes import Tally
+
+
+class _Collector:
+    """A pytest plugin object that keeps what the exit code needs: the run's tally, its
+    infrastructure failure, and collection errors (vector files that do not load)."""
+
+    def __init__(self) -> None:
+        self.tally = Tally()
+        self.collect_errors: list[str] = []
+        self.infra: str | None = None
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        from conformance.active_run import finished
+
+        self.tally, self.infra = finished(session.config)
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.collect_errors.append(report.longreprtext.strip().splitlines()[-1])
+
+
+def _check(args: argparse.Namespace) -> Path:
+    """Validate everything that can be checked before Redis starts; return the vector dir."""
+    from conformance.session import Run, RunOptions
+    from conformance.vectors import vector_files
+
+    # The candidate and Redis specs, the profile and prefix, and what cannot run on a cluster.
+    Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix))
+    if args.expect:
+        from conformance.vectors.expectations import load
+
+        load(args.expect)
+    vector_files(args.vectors)  # a clear error for a missing or empty directory
+    if args.summary_md is not None and not args.summary_md.parent.is_dir():
+        raise UsageError(f"--summary-md {args.summary_md}: no such directory")
+    if args.numprocesses not in (None, "0") and importlib.util.find_spec("xdist") is None:
+        raise UsageError("-n needs pytest-xdist: pip install pytest-xdist")
+    return Path(args.vectors).resolve()
+
+
+def pytest_argv(args: argparse.Namespace, vectors: Path) -> list[str]:
+    """The pytest command line of a run."""
+    # Every YAML file of the directory is a vector file (--bmq-vectors), header or not. The
+    # rootdir is the current directory only because pytest prints ids relative to it: vectors
+    # outside it (an installed wheel's) are then named `vectors/<file>::<id>`.
+    argv = [str(vectors), "--bmq-vectors", str(vectors), "-c", os.devnull,
+            "--rootdir", str(Path.cwd()), "--confcutdir", str(vectors),
+            "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "no:cacheprovider",
+            # it runs gc.collect() five times at exit: 0.4 s over the loaded vectors
+            "-p", "no:unraisableexception",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning",
+            *(["-q"] if args.quiet else ["-r", "fEs"]),
+            *options.plugin_args(options.RUN, args)]
+    if args.junit_xml:
+        argv += ["--junitxml", str(args.junit_xml)]
+    if args.keyword:
+        argv += ["-k", args.keyword]
+    if args.numprocesses not in (None, "0"):
+        argv += ["-p", "xdist", "-n", args.numprocesses]
+    return argv
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the vectors; map the outcome to an exit code."""
+    import pytest
+
+    vectors = _check(args)
+    with tempfile.TemporaryDirectory(prefix="bmqc-report-") as scratch:
+        if args.summary_md is not None and args.report_json is None:
+            # The summary is built from the JSON report the plugin writes.
+            args.report_json = Path(scratch) / "report.json"
+        collector = _Collector()
+        code = pytest.main(pytest_argv(args, vectors), plugins=[collector])
+        if args.summary_md is not None:
+            from conformance.reports.json_report import write_summary
+
+            write_summary(args.summary_md, args.report_json)
+    if collector.infra is not None:
+        print(f"bullmq-conformance: infrastructure error: {collector.infra}", file=sys.stderr)
+        return Exit.INFRA
+    if collector.collect_errors:
+        for line in collector.collect_errors:
+            print(line, file=sys.stderr)
+        return Exit.USAGE
+    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED):
+        if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+            print("bullmq-conformance: no vectors selected", file=sys.stderr)
+        return Exit.USAGE
+    if collector.tally.failing:
+        return Exit.FAILED
+    if code == pytest.ExitCode.INTERRUPTED:
+        return Exit.INTERRUPTED
+    return Exit.OK if code == pytest.ExitCode.OK else Exit.FAILED
