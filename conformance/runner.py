@@ -99,6 +99,11 @@ def run_vector(
     missing = capabilities.unmet(vector.needs, profile, server)
     if missing is not None:
         return Verdict(vector, Outcome.SKIPPED, missing)
+    supported = candidate.capabilities.ops
+    unsupported = sorted({_op_name(op) for op in vector.when} - supported) if supported else []
+    if unsupported:
+        return Verdict(vector, Outcome.SKIPPED,
+                       f"candidate does not support {', '.join(unsupported)}")
     queue = QueueRef(profile, names.next())
     snap: snapshot.Snapshot | None = None
     try:

@@ -16,7 +16,6 @@ from conformance import servers
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.candidates.command import DEFAULT_TIMEOUT
-from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.servers import capabilities
@@ -60,7 +59,7 @@ def check_cluster(candidate: Candidate, profile: KeyProfile) -> None:
     reason = capabilities.not_cluster_safe(profile)
     if reason is not None:
         raise UsageError(reason)
-    if not isinstance(candidate, ScriptsCandidate):
+    if not candidate.capabilities.cluster:
         raise UsageError(f"candidate {candidate.name} cannot run on Redis Cluster yet: only "
                          "reference and scripts:DIR run their scripts through the suite's "
                          "cluster client (adapters and clients are handed one node's URL)")

@@ -98,6 +98,7 @@ class ReplaysAClaim:
 
     name = property(lambda self: self.inner.name)
     version = property(lambda self: self.inner.version)
+    capabilities = property(lambda self: self.inner.capabilities)
 
     def start(self, redis_url: str, profile: object) -> None:
         self.inner.start(redis_url, BULLMQ)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from conformance.candidates.base import QueueRef
+from conformance.candidates.base import Capabilities, QueueRef
 from conformance.errors import CandidateError, InfrastructureError
 from conformance.runner import QueueNames, run_vector
 from conformance.servers import ServerInfo, client_for
@@ -20,6 +20,7 @@ class Crashing:
 
     name = "crashing"
     version = "0"
+    capabilities = Capabilities()
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         raise CandidateError("boom: script raised")

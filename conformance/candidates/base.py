@@ -28,6 +28,20 @@ class QueueRef:
         return self.profile.key(self.name, suffix)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a candidate declares about itself, so the run can plan around it.
+
+    `cluster`: every command goes through the client the suite hands to `apply`, so the
+    candidate runs on Redis Cluster (an adapter or a client library is handed one node's URL
+    instead). `ops`: the op names it can apply (`reference_impl.ops.OP_NAMES`), or None when
+    it tells per op (an adapter answers `skipped`); a vector with another op is skipped.
+    """
+
+    cluster: bool = False
+    ops: frozenset[str] | None = None
+
+
 @runtime_checkable
 class Candidate(Protocol):
     """An implementation under test.
@@ -46,6 +60,11 @@ class Candidate(Protocol):
     @property
     def version(self) -> str:
         """What the candidate says about its own version, for the run header."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What it can do: Redis Cluster, which ops."""
         ...
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:

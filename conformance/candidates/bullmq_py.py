@@ -39,7 +39,7 @@ from unittest import mock
 
 import redis
 
-from conformance.candidates.base import QueueRef
+from conformance.candidates.base import Capabilities, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
@@ -130,6 +130,12 @@ class PythonClientCandidate:
     def name(self) -> str:
         """Label used in reports."""
         return "bullmq-py"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Ops are skipped per op (changeDelay, where the installed release lacks it); the
+        client connects to one node."""
+        return Capabilities()
 
     @property
     def version(self) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 import redis
 
 from conformance import schemas
-from conformance.candidates.base import QueueRef
+from conformance.candidates.base import Capabilities, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.options import ADAPTER_TIMEOUT_S
 from reference_impl.keys import KeyProfile
@@ -149,6 +149,11 @@ class CommandCandidate:
     def name(self) -> str:
         """Label used in reports."""
         return self._label
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The adapter answers `skipped` per op; it talks to one node, not a cluster."""
+        return Capabilities()
 
     @property
     def version(self) -> str:

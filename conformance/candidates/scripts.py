@@ -17,11 +17,12 @@ import msgpack
 import redis
 from redis.commands.core import Script
 
-from conformance.candidates.base import QueueRef
+from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.lua_includes import resolve
 from conformance.errors import CandidateError
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
+    OP_NAMES,
     Add,
     ChangeDelay,
     ChangePriority,
@@ -108,6 +109,12 @@ class ScriptsCandidate:
         variants = [lay.file_name for lay in found if lay != LAYOUTS[lay.name]]
         extra = f", using {', '.join(variants)}" if variants else ""
         return f"{self.directory} ({len(found)}/{len(LAYOUTS)} scripts{extra})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Every op (a missing script errors the vectors that need it); runs on a cluster,
+        since its scripts go through the suite's client."""
+        return Capabilities(cluster=True, ops=frozenset(OP_NAMES))
 
     def _find(self, name: str) -> Layout | None:
         """The layout whose file exists: the 6.x registry layout first, then the variants."""
