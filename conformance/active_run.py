@@ -80,14 +80,15 @@ def activate(config: pytest.Config) -> None:
     # twice (its ids would clash with themselves).
     config.args.extend(str(d) for d in dirs if not any(d.is_relative_to(g) for g in given))
     plugin = ConformanceRun(config, run, expected, dirs)
-    config.stash[PLUGIN_KEY] = plugin
+    config.stash[PLUGIN_KEY] = plugin  # what the items see of it
+    config.stash[RUN_KEY] = plugin
     config.pluginmanager.register(plugin, "bullmq-conformance-run")
 
 
 def finished(config: pytest.Config) -> tuple[Tally, str | None]:
     """A session's tally of outcomes and the infrastructure failure that ended it, if any
     (for the command line's exit code)."""
-    plugin = config.stash.get(PLUGIN_KEY, None)
+    plugin = config.stash.get(RUN_KEY, None)
     if plugin is None:
         return Tally(), None
     return plugin.tally(), plugin.infra
@@ -249,8 +250,7 @@ class ConformanceRun:
 
             matcher = Expression.compile(keyword)
         for name, examples, seed in property_shards(self.examples, self.seed):
-            if matcher is not None and not matcher.evaluate(
-                    lambda word, n=name: word.lower() in n.lower()):
+            if matcher is not None and not matcher.evaluate(_NameMatcher(name)):
                 continue
             items.append(PropertiesItem.from_parent(session, name=name, examples=examples,
                                                     seed=seed))
@@ -277,6 +277,21 @@ class ConformanceRun:
                                        examples=self.examples)
             write_report(Path(path), document)
         self.run.close()
+
+
+#: The active run on the pytest config (its hooks, verdicts and collected ids).
+RUN_KEY = pytest.StashKey[ConformanceRun]()
+
+
+class _NameMatcher:
+    """A `-k` word matches a `properties` item when it occurs in the item's name, as for a
+    test's name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name.lower()
+
+    def __call__(self, word: str, /, **kwargs: str | int | bool | None) -> bool:
+        return word.lower() in self.name
 
 
 def outcome_of(report: pytest.TestReport) -> Outcome | None:
@@ -310,8 +325,8 @@ class VectorFileCollector(pytest.File):
     def collect(self) -> list[pytest.Item]:
         """Load and validate the file; a bad file is a collection error (exit 2)."""
         loaded = load_file(self.path)
-        seen = self.config.stash[PLUGIN_KEY].ids
-        items = []
+        seen = self.config.stash[RUN_KEY].ids
+        items: list[pytest.Item] = []
         for vector in loaded.vectors:
             if vector.id in seen:
                 raise VectorError(f"id also used in {seen[vector.id]}", vector.where, vector.id)

@@ -270,9 +270,9 @@ def _hypothesis_storage() -> Iterator[None]:
         return
     previous = storage_directory(intent_to_write=False).home_directory
     with contextlib.ExitStack() as stack:
-        base = cache_dir()
-        if base is None:
-            base = stack.enter_context(tempfile.TemporaryDirectory(prefix="bmqc-hypothesis-"))
+        cache = cache_dir()
+        base = str(cache) if cache is not None else stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="bmqc-hypothesis-"))
         set_hypothesis_home_dir(os.path.join(base, "hypothesis"))
         try:
             yield

@@ -76,8 +76,10 @@ def vector_file() -> jsonschema.protocols.Validator:
     # milliseconds or a score is a mistake in a vector (and rounds past 2^53), so not here.
     strict = cls.TYPE_CHECKER.redefine(
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
-    strict_cls = jsonschema.validators.extend(cls, type_checker=strict)
-    return strict_cls(_inline_refs(document, document.get("$defs", {})))
+    strict_cls = jsonschema.validators.extend(cls, type_checker=strict)  # type: ignore[no-untyped-call]
+    validator: jsonschema.protocols.Validator = strict_cls(
+        _inline_refs(document, document.get("$defs", {})))
+    return validator
 
 
 @cache

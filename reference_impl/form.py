@@ -17,6 +17,7 @@ strings otherwise (a fraction k/4096 always has a finite decimal expansion).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
@@ -49,7 +50,7 @@ def score_from_form(raw: int | str) -> Fraction:
 KEY_TYPES = ("string", "list", "zset", "hash", "stream")
 
 
-def kind_of(entry: dict[str, Any]) -> str:
+def kind_of(entry: Mapping[str, Any]) -> str:
     """The Redis type an entry states (its single key)."""
     return next(iter(entry))
 

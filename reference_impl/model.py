@@ -82,9 +82,18 @@ class QueueModel:
         self.store.zadd("prioritized", scores.priority_score(priority, counter), job_id)
         self._base_marker(paused_or_maxed)
 
+    def _delayed_scores(self) -> list[int]:
+        """The delayed zset's scores. BullMQ only ever writes integers there; a seeded fraction
+        would make the band bump fractional too, which the model does not follow."""
+        found = self.store.zscores("delayed")
+        whole = [score for score in found if isinstance(score, int)]
+        if len(whole) != len(found):
+            raise ValueError("the model takes integer delayed scores only")
+        return whole
+
     def _insert_delayed(self, job_id: str, timestamp: int, delay: int) -> int:
         """Score and ZADD a delayed job; returns the fire time for the event."""
-        placed = scores.delayed_score(self.store.zscores("delayed"), timestamp, delay)
+        placed = scores.delayed_score(self._delayed_scores(), timestamp, delay)
         self.store.zadd("delayed", placed.score, job_id)
         return placed.fire
 
@@ -124,7 +133,7 @@ class QueueModel:
             return job_id
         delay = int(op.opts.get("delay", 0) or 0)
         priority = int(op.opts.get("priority", 0) or 0)
-        job = {
+        job: dict[str, str | JsonText] = {
             "name": op.name,
             "data": JsonText(op.data),
             "opts": JsonText(dict(op.opts), exact=False),
@@ -224,7 +233,7 @@ class QueueModel:
         """changeDelay-4: re-score from (now, delay), computed before the job leaves the set."""
         if not self.store.exists(op.job_id):
             return JOB_NOT_EXIST
-        placed = scores.delayed_score(self.store.zscores("delayed"), op.now, op.delay)
+        placed = scores.delayed_score(self._delayed_scores(), op.now, op.delay)
         if not self.store.zrem("delayed", op.job_id):
             return JOB_NOT_IN_STATE
         self.store.hset(op.job_id, "delay", lua_int_text(op.delay))

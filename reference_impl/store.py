@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 Score = int | Fraction
 
@@ -71,6 +71,8 @@ class Stream:
 
 
 Value = Str | List | ZSet | Hash | Stream
+#: The kinds a key springs into existence as, empty, when first written (not strings).
+Container = TypeVar("Container", List, ZSet, Hash, Stream)
 
 
 class WrongType(Exception):
@@ -83,7 +85,7 @@ class Store:
     def __init__(self) -> None:
         self.keys: dict[str, Value] = {}
 
-    def _get(self, suffix: str, kind: type[Value]) -> Any:
+    def _get(self, suffix: str, kind: type[Container]) -> Container:
         value = self.keys.get(suffix)
         if value is None:
             value = kind()

@@ -32,7 +32,7 @@ import importlib
 import math
 import re
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 from unittest import mock
@@ -72,7 +72,8 @@ def _import_bullmq() -> ModuleType:
         import bullmq
     except ImportError:
         raise UsageError(INSTALL_HINT) from None
-    return bullmq
+    module: ModuleType = bullmq
+    return module
 
 
 def frozen_seconds(ms: int) -> float:
@@ -167,7 +168,7 @@ class PythonClientCandidate:
         """Perform one op through the package and normalize its result."""
         if self._loop is None:
             raise CandidateError("bullmq-py: start() was not called before the first op")
-        handlers = {
+        handlers: dict[type[Op], Callable[[Any, Any], Result]] = {
             Add: self._add,
             MoveToActive: self._move_to_active,
             Promote: self._promote,
@@ -346,7 +347,8 @@ def error_code(scripts: Any, exc: BaseException, context: dict[str, Any]) -> int
     """
     from bullmq.error_code import ErrorCode
 
-    for code in (member.value for member in ErrorCode):
+    for member in ErrorCode:
+        code = int(member.value)
         expected = scripts.finishedErrors({**context, "code": code})
         if type(expected) is type(exc) and str(expected) == str(exc):
             return code

@@ -94,7 +94,7 @@ class Adapter:
             self.proc.wait(timeout=5)
             raise self._broken(f"exited with code {self.proc.returncode}")
         try:
-            reply = json.loads(raw)
+            reply: dict[str, Any] = json.loads(raw)
         except ValueError:
             shown = raw.strip()[:120]
             raise self._broken(f"wrote a line that is not JSON: {shown!r}") from None
@@ -195,7 +195,8 @@ class CommandCandidate:
             {"type": "op", "queue": queue.name, "base": queue.base, "op": op_to_dict(op)},
             self.timeout)
         if "result" in reply:
-            return reply["result"]
+            result: Result = reply["result"]
+            return result
         if reply.get("skipped"):
             raise CandidateSkipped(reply["reason"])
         if reply.get("errored"):

@@ -84,7 +84,8 @@ _ADD_SCRIPT = {"standard": "addStandardJob", "delayed": "addDelayedJob",
 
 
 def _pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
 
 
 class ScriptsCandidate:
@@ -163,7 +164,7 @@ class ScriptsCandidate:
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         """Run the script(s) for one op and normalize the reply."""
-        handler: Callable[[redis.Redis, QueueRef, Any], Result] = {
+        handlers: dict[type[Op], Callable[[redis.Redis, QueueRef, Any], Result]] = {
             Add: self._add,
             MoveToActive: self._move_to_active,
             Promote: self._promote,
@@ -172,8 +173,8 @@ class ScriptsCandidate:
             MoveToDelayed: self._move_to_delayed,
             Pause: self._pause,
             Resume: self._pause,
-        }[type(op)]
-        return handler(client, queue, op)
+        }
+        return handlers[type(op)](client, queue, op)
 
     def _add(self, client: redis.Redis, queue: QueueRef, op: Add) -> Result:
         packed = [queue.base, op.job_id or "", op.name, op.timestamp, None, None, None, None,

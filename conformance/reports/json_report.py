@@ -118,7 +118,7 @@ def load_report(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     try:
-        document = json.loads(text)
+        document: dict[str, Any] = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column "
                          f"{exc.colno})") from None

@@ -53,7 +53,7 @@ class RecordingRedis(redis.Redis):
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
         self.log.append(("cmd", [args]))
-        return super().execute_command(*args, **options)
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
         pipe = RecordingPipeline(self.connection_pool, self.response_callbacks, transaction,

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -307,7 +307,8 @@ def _textbook_worker(index: int, client: redis.Redis, key: str, clock: _Clock,
     try:
         while not state["stop"].is_set() and time.monotonic() < state["deadline"]:
             sent, now = clock.send()
-            due = client.zrangebyscore(key, "-inf", now, start=0, num=10)
+            # The client decodes responses, so members come back as str.
+            due = cast(list[str], client.zrangebyscore(key, "-inf", now, start=0, num=10))
             if not due:
                 if client.zcard(key) == 0:
                     return

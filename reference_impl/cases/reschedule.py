@@ -83,7 +83,7 @@ NOTES = {
 F = T + 1000
 
 
-def _active(job_id: str = "1", **extra: dict[str, object]) -> dict[str, object]:
+def _active(job_id: str = "1", /, **extra: dict[str, object]) -> dict[str, object]:
     """A seeded active job holding lock "tok"; `extra` adds or replaces keys."""
     given: dict[str, object] = {
         "active": wait_list(job_id),
