@@ -33,7 +33,7 @@ from conformance.reports.json_report import report_document, write_report
 from conformance.runner import QueueNames
 from conformance.servers import ServerInfo
 from conformance.session import Run, RunOptions
-from conformance.vectors import expectations, load_file, looks_like_vector_file
+from conformance.vectors import IdIndex, expectations, load_file, looks_like_vector_file
 
 # What an xdist controller hands each worker (workerinput keys).
 _SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
@@ -105,7 +105,7 @@ class ConformanceRun:
         self.dirs = dirs
         self.infra: str | None = None
         self.verdicts: list[dict[str, Any]] = []
-        self.ids: dict[str, str] = {}
+        self.ids = IdIndex()
         self.examples: int = config.getoption("bmq_examples")
         seed = config.getoption("bmq_seed")
         worker = getattr(config, "workerinput", {})
@@ -325,12 +325,10 @@ class VectorFileCollector(pytest.File):
     def collect(self) -> list[pytest.Item]:
         """Load and validate the file; a bad file is a collection error (exit 2)."""
         loaded = load_file(self.path)
-        seen = self.config.stash[RUN_KEY].ids
+        ids = self.config.stash[RUN_KEY].ids
         items: list[pytest.Item] = []
         for vector in loaded.vectors:
-            if vector.id in seen:
-                raise VectorError(f"id also used in {seen[vector.id]}", vector.where, vector.id)
-            seen[vector.id] = str(self.path)
+            ids.add(vector)
             items.append(VectorItem.from_parent(self, name=vector.id, vector=vector))
         return items
 

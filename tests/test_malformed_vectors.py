@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.errors import VectorError
 from conformance.resources import CACHE_ENV, vectors_dir
 from conformance.vectors import load_dir
 
@@ -130,45 +131,68 @@ def _vectors_dir(tmp_path: Path, case: Case, fixed: bool = False) -> Path:
     return directory
 
 
-def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, CACHE_ENV: str(cache)}
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_malformed_file_exits_2_with_one_line(case: Case, tmp_path: Path, redis_url: str) -> None:
-    directory = _vectors_dir(tmp_path, case)
-    cache = tmp_path / "cache"
+def _expected_line(case: Case, directory: Path) -> tuple[str, str]:
+    """What the one line must start with (file[:line]: [id: ]) and contain."""
     where = str(directory / case.reported.name)
     if case.line is not None:
         where += f":{case.line}"
     head = f"{where}: {case.vector_id}: " if case.vector_id else f"{where}: "
-    contains = case.contains.replace("{dir}", str(directory))
-    # `vectors check` first: it caches a file that parses and fits the schema, so `run` then
-    # meets the consistency defects through the cache.
+    return head, case.contains.replace("{dir}", str(directory))
+
+
+def _rejection(directory: Path) -> str:
+    with pytest.raises(VectorError) as caught:
+        load_dir(directory)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_malformed_file_is_one_line_naming_file_line_and_id(case: Case, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           ) -> None:
+    """In process: what `vectors check` and `run` both print after their prefix (the
+    subprocess test below holds the two commands to that)."""
+    directory = _vectors_dir(tmp_path, case)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    head, contains = _expected_line(case, directory)
+    first = _rejection(directory)
+    assert "\n" not in first and first.startswith(head), (first, head)
+    message = first.removeprefix(head)
+    assert contains in message, first
+    if case.vector_id is None:
+        assert not _ID_PREFIX.match(message), first
+    cached = list(cache.glob("*.marshal")) if cache.exists() else []
+    # A file that fails to parse or fails the schema is never cached; consistency is checked
+    # on every load, so a file that only fails it was cached, and fails again from the cache.
+    assert len(cached) == (len(case.files) if case.stage == "consistency" else 0)
+    assert _rejection(directory) == first
+
+
+SMOKE = ("score-above-2pow53-number", "dup-id-across-files")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in SMOKE], ids=SMOKE)
+def test_both_commands_exit_2_with_that_line(case: Case, tmp_path: Path, redis_url: str) -> None:
+    """The exit-code path, in new processes: `vectors check` and `run` print the loader's one
+    line after their own prefix, and exit 2 before anything runs."""
+    directory = _vectors_dir(tmp_path, case)
+    head, contains = _expected_line(case, directory)
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache")}
     commands = [
         ("bullmq-conformance: ", ("vectors", "check", "--vectors", str(directory))),
         ("vector error: ", ("run", "--vectors", str(directory), "--redis", redis_url, "-q",
                             "--examples", "0")),
     ]
     for prefix, args in commands:
-        proc = _cli(*args, cache=cache)
+        proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=120, check=False)
         output = proc.stdout + proc.stderr
         assert proc.returncode == 2, (args[0], output[-3000:])
-        assert "Traceback" not in output
-        assert "passed" not in proc.stdout
+        assert "Traceback" not in output and "passed" not in proc.stdout
         lines = [row for row in proc.stderr.splitlines() if row.strip()]
         assert len(lines) == 1, (args[0], proc.stderr)
-        assert lines[0].startswith(prefix + head), (args[0], lines[0], prefix + head)
-        message = lines[0].removeprefix(prefix + head)
-        assert contains in message, (args[0], lines[0])
-        if case.vector_id is None:
-            assert not _ID_PREFIX.match(message), (args[0], lines[0])
-    cached = list(cache.glob("*.marshal")) if cache.exists() else []
-    # A file that fails to parse or fails the schema is never cached; consistency is checked
-    # on every load, so a file that only fails it was cached and still failed the second time.
-    assert len(cached) == (len(case.files) if case.stage == "consistency" else 0)
+        assert lines[0].startswith(prefix + head) and contains in lines[0], (args[0], lines[0])
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.fix is not None],

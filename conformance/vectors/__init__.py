@@ -313,15 +313,28 @@ def vector_files(directory: Path) -> list[Path]:
     return files
 
 
+class IdIndex:
+    """The vector ids met so far and the file of each: ids are unique across the files of a
+    run, so an id met twice is a VectorError naming both places."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, Path] = {}
+
+    def add(self, vector: Vector) -> None:
+        """Record `vector`'s id, or raise VectorError when another file (or test) has it."""
+        if vector.id in self._files:
+            raise VectorError(f"id also used in {self._files[vector.id]}", vector.where,
+                              vector.id)
+        self._files[vector.id] = vector.path
+
+
 def load_dir(directory: Path) -> list[VectorFile]:
     """Load every vector file of a directory; ids must be unique across files."""
     loaded = [load_file(p) for p in vector_files(directory)]
-    seen: dict[str, Path] = {}
+    ids = IdIndex()
     for vf in loaded:
-        for vec in vf.vectors:
-            if vec.id in seen:
-                raise VectorError(f"id also used in {seen[vec.id]}", vec.where, vec.id)
-            seen[vec.id] = vf.path
+        for vector in vf.vectors:
+            ids.add(vector)
     return loaded
 
 
