@@ -62,6 +62,7 @@ wanted |= {f"conformance/bundled/lua/{p.relative_to(repo / 'lua')}"
 wanted |= {f"conformance/bundled/{p.relative_to(repo / 'conformance/bundled')}"
            for p in (repo / "conformance/bundled").rglob("*")
            if p.is_file() and "node_modules" not in p.parts and p.suffix != ".pyc"}
+wanted |= {"conformance/reports/page.css", "conformance/reports/page.js"}
 missing = sorted(wanted - set(wheel))
 assert not missing, f"the wheel lacks {missing}"
 for part in ("vectors/schema.json", "lua/includes/getDelayedScore.lua"):

@@ -8,6 +8,8 @@ Everything the command line reads at run time ships in the wheel under `conforma
     examples/       python_adapter.py, the example adapter of docs/ADAPTERS.md
     node-bullmq/    the adapter that drives the official Node client, with its npm lockfile
 
+and the HTML report's `page.css` and `page.js` beside its code in `conformance/reports/`.
+
 A wheel install lists every file with its sha256 in the distribution's RECORD. The first time a
 directory is used, its files are checked against that record, so a missing or altered file is
 one line that names it and says to reinstall (exit 2), not a traceback or a wrong verdict. An
@@ -51,15 +53,16 @@ class PackageDataError(UsageError):
 
 @cache
 def _record() -> tuple[metadata.PackagePath, ...] | None:
-    """The hashed RECORD entries under conformance/bundled/ of the wheel install this package
-    was loaded from, or None (an editable install, or not installed at all)."""
+    """The hashed RECORD entries of package data (everything under conformance/ but Python
+    source) of the wheel install this package was loaded from, or None (an editable install,
+    or not installed at all)."""
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return None
     entries = tuple(entry for entry in dist.files or ()
-                    if entry.hash is not None
-                    and entry.as_posix().startswith("conformance/bundled/"))
+                    if entry.hash is not None and entry.suffix != ".py"
+                    and entry.as_posix().startswith("conformance/"))
     if not entries:
         return None
     import conformance
@@ -83,9 +86,8 @@ def _digest(entry: metadata.PackagePath, data: bytes) -> str:
 
 
 @cache
-def _verify(part: str) -> None:
-    """Check every recorded file of conformance/bundled/<part>/ (once per process)."""
-    prefix = f"conformance/bundled/{part}/"
+def _verify(prefix: str) -> None:
+    """Check every recorded file whose path starts with `prefix` (once per process)."""
     for entry in _record() or ():
         if not entry.as_posix().startswith(prefix):
             continue
@@ -103,7 +105,7 @@ def _verify(part: str) -> None:
 
 def _directory(part: str) -> Path:
     """The bundled directory `part`, verified."""
-    _verify(part)
+    _verify(f"conformance/bundled/{part}/")
     expected = f"conformance/bundled/{part}"
     try:
         root = resources.files(_BUNDLED)
@@ -164,6 +166,18 @@ def node_adapter_source() -> Path:
     for name in NODE_ADAPTER_FILES:
         _file("node-bullmq", name)
     return _directory("node-bullmq")
+
+
+def report_asset(name: str) -> str:
+    """The text of one of the HTML report's assets (`page.css`, `page.js`), verified."""
+    _verify(f"conformance/reports/{name}")
+    ref = resources.files("conformance.reports") / name
+    try:
+        return ref.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PackageDataError(str(ref), "missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackageDataError(str(ref), "unreadable", str(exc)) from None
 
 
 CACHE_ENV = "BULLMQ_CONFORMANCE_CACHE_DIR"

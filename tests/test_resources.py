@@ -59,26 +59,26 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_an_intact_install_verifies(installed: Path) -> None:
     assert resources.installed_from_wheel()
-    resources._verify("vectors")
-    resources._verify("lua")
+    resources.vectors_dir()
+    resources.lua_dir()
 
 
 def test_an_altered_file_is_corrupt(installed: Path) -> None:
     (installed / "vectors" / "a.yaml").write_bytes(b"schema_version: 2\n")
     with pytest.raises(resources.PackageDataError) as caught:
-        resources._verify("vectors")
+        resources.vectors_dir()
     message = str(caught.value)
     assert message.startswith(f"package data corrupt: {installed / 'vectors' / 'a.yaml'} (")
     assert "pip install --force-reinstall bullmq-conformance" in message
     assert "\n" not in message
-    resources._verify("lua")  # the other directories are not affected
+    resources.lua_dir()  # the other directories are not affected
 
 
 def test_a_deleted_file_is_missing(installed: Path) -> None:
     (installed / "lua" / "x-1.lua").unlink()
     with pytest.raises(resources.PackageDataError,
                        match=r"^package data missing: .*x-1\.lua; .*reinstall"):
-        resources._verify("lua")
+        resources.lua_dir()
 
 
 def test_another_copys_record_is_not_ours(tmp_path: Path,

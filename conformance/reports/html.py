@@ -27,6 +27,7 @@ from conformance.reports.json_report import (
     load_report,
     properties_text,
 )
+from conformance.resources import report_asset
 
 _BAR_WIDTH, _LABEL_WIDTH, _ROW_HEIGHT = 180, 130, 18
 
@@ -152,82 +153,6 @@ def _matrix(columns: Sequence[Column]) -> str:
     return "".join(parts)
 
 
-_CSS = """
-:root { color-scheme: light; --passed: #c9f0d3; --failed: #ffc9c9; --errored: #ffd8a8;
-  --skipped: #e9ecef; --xfailed: #e5dbff; --ink: #212529; --muted: #6c757d; }
-body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color: var(--ink); margin: 1.5rem; }
-h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
-.legend span { display: inline-block; padding: 0 .5rem; margin-right: .3rem; border-radius: 3px; }
-.legend .blank { border: 1px solid #dee2e6; margin-right: 1rem; }
-.charts { display: flex; flex-wrap: wrap; gap: 1rem; margin: 1rem 0; }
-.chart { margin: 0; padding: .6rem; border: 1px solid #dee2e6; border-radius: 6px; }
-.chart figcaption, th[scope=col] { font-size: 12px; }
-.chart figcaption span, th[scope=col] span { display: block; max-width: 26em;
-  overflow-wrap: anywhere; }
-.cand { font-weight: 600; font-size: 13px; }
-.ver, .file, .skips { color: var(--muted); }
-.rate { font-weight: 600; margin-top: .2rem; }
-svg text { font-size: 11px; fill: var(--ink); }
-svg .track { fill: #e9ecef; } svg .track-bad { fill: #ffc9c9; } svg .bar { fill: #2f9e44; }
-.wrap { overflow-x: auto; }
-table { border-collapse: collapse; }
-th, td { border: 1px solid #dee2e6; padding: 2px 8px; text-align: left; vertical-align: top; }
-thead th { background: #f8f9fa; font-weight: normal; }
-tr.area th, tr.area td { background: #f1f3f5; font-weight: 600; padding-top: 6px; }
-tr.vector th { font-weight: normal; font-family: ui-monospace, Menlo, Consolas, monospace;
-  font-size: 12px; }
-td.sum.good { color: #2b8a3e; } td.sum.bad { color: #c92a2a; }
-td.o { text-align: center; min-width: 6em; }
-.o-passed { background: var(--passed); } .o-failed { background: var(--failed); }
-.o-errored { background: var(--errored); } .o-skipped { background: var(--skipped);
-  color: var(--muted); } .o-xfailed { background: var(--xfailed); }
-td.o button { all: unset; cursor: pointer; display: block; width: 100%; font-weight: 600; }
-td.o button::after { content: " \\25B8"; }
-td.o button[aria-expanded=true]::after { content: " \\25BE"; }
-td.o button:focus-visible { outline: 2px solid #1971c2; }
-tr.detail { display: none; }
-tr.detail.open { display: table-row; }
-tr.detail td { background: #fff8f8; }
-tr.detail .who { font-size: 12px; color: var(--muted); }
-pre { margin: .3rem 0; font: 12px/1.35 ui-monospace, Menlo, Consolas, monospace;
-  white-space: pre; overflow-x: auto; max-width: 95vw; }
-"""
-
-# Folds and unfolds the diff rows; unfolds the cell named by a `#open=<cell id>` fragment (not
-# the bare id: the browser would scroll to it whether or not it is in view).
-_SCRIPT = """
-(function () {
-  "use strict";
-  function toggle(button) {
-    var row = document.getElementById(button.getAttribute("aria-controls"));
-    if (!row) { return; }
-    var open = button.getAttribute("aria-expanded") !== "true";
-    button.setAttribute("aria-expanded", open ? "true" : "false");
-    row.classList.toggle("open", open);
-  }
-  document.getElementById("matrix").addEventListener("click", function (event) {
-    var button = event.target.closest("button[aria-controls]");
-    if (button) { toggle(button); }
-  });
-  function openFragment() {
-    var id;
-    if (location.hash.indexOf("#open=") !== 0) { return; }
-    try { id = decodeURIComponent(location.hash.slice(6)); } catch (e) { return; }
-    var button = id ? document.getElementById(id) : null;
-    if (!button || !button.hasAttribute("aria-controls")) { return; }
-    if (button.getAttribute("aria-expanded") !== "true") { button.click(); }
-    var box = button.getBoundingClientRect();
-    if (box.top < 0 || box.bottom > window.innerHeight) {
-      button.scrollIntoView({block: "center"});
-    }
-    button.focus({preventScroll: true});
-  }
-  window.addEventListener("hashchange", openFragment);
-  openFragment();
-})();
-"""
-
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
 
@@ -241,7 +166,7 @@ def render_html(columns: Sequence[Column]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         "<title>bullmq-conformance report</title>"
-        f"<style>{_CSS}</style>"
+        f"<style>{report_asset('page.css')}</style>"
         "<noscript><style>tr.detail { display: table-row; }</style></noscript>"
         "</head><body><h1>bullmq-conformance report</h1>"
         f'<p class="legend">{legend}<span class="blank">blank: not in that run</span>'
@@ -249,7 +174,7 @@ def render_html(columns: Sequence[Column]) -> str:
         "for its diff</p>"
         f'<section class="charts">{charts}</section>'
         f'<div class="wrap">{_matrix(columns)}</div>'
-        f"<script>{_SCRIPT}</script></body></html>\n")
+        f"<script>{report_asset('page.js')}</script></body></html>\n")
 
 
 def main(args: argparse.Namespace) -> int:
