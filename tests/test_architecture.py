@@ -139,3 +139,16 @@ def test_the_checks_see_what_they_claim() -> None:
         < layer_of("conformance.runner") < layer_of("conformance.vectors") \
         < layer_of("reference_impl.model")
     assert len(edges) > 150
+
+
+def test_architecture_page_names_every_folder_and_module() -> None:
+    """docs/ARCHITECTURE.md matches the folders: every subpackage and top-level module of
+    `conformance/` is placed on the page."""
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    package = ROOT / "conformance"
+    folders = [p.name for p in package.iterdir() if (p / "__init__.py").is_file()]
+    files = [p.name for p in package.glob("*.py") if p.name != "__init__.py"]
+    assert len(folders) >= 6 and len(files) >= 15
+    missing = [f"{name}/" for name in folders if f"`{name}/" not in page]
+    missing += [name for name in files if f"`{name}`" not in page]
+    assert missing == []
