@@ -14,6 +14,9 @@ from conformance.vectors import Vector, iter_vectors, load_dir
 
 VECTORS_DIR = vectors_dir()
 
+# The report tests' fixtures (`runs`, `page`), shared by tests/test_report_*.py.
+pytest_plugins = ["report_helpers"]
+
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[servers.ServerInfo]:
@@ -57,3 +60,15 @@ def profile_skips(all_vectors: list[Vector]) -> Callable[[str], set[str]]:
 
 # A port's repository used as a fixture by test_port_repo.py: its tests are not ours.
 collect_ignore = ["port_repo"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the `installed` tests (they build a wheel and install it in a fresh venv)
+    unless the -m expression names them, so that `-m "not slow"` or `-m "not docker"` never
+    pulls them in; ci/installed.sh runs them with `-m installed`."""
+    if "installed" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("installed") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept

@@ -126,6 +126,7 @@ def test_the_runner_refuses_what_it_does_not_know() -> None:
             evaluate(bad, context)
 
 
+@pytest.mark.slow
 def test_gate_passes_the_reference_and_writes_every_report(tmp_path: Path,
                                                             redis_url: str) -> None:
     proc, reports, summary = gate(tmp_path, redis=redis_url)
@@ -141,6 +142,7 @@ def test_gate_passes_the_reference_and_writes_every_report(tmp_path: Path,
     assert "band-bump/4097-saturates" in page
 
 
+@pytest.mark.slow
 def test_gate_fails_a_failing_port_and_honours_expectations(tmp_path: Path,
                                                              redis_url: str) -> None:
     adapter = f"command:{sys.executable} {TEXTBOOK / 'adapter.py'}"
@@ -180,6 +182,7 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
+@pytest.mark.slow
 @pytest.mark.installed
 def test_action_installs_a_wheel_runs_the_gate_and_uploads_reports(tmp_path: Path,
                                                                    redis_url: str) -> None:

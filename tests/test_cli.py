@@ -85,6 +85,7 @@ def test_echomq_profile_runs_its_key_naming_vectors(tmp_path: Path, redis_url: s
     assert skipped and all(i.startswith("key-naming/bullmq-") for i in skipped)
 
 
+@pytest.mark.slow
 def test_broken_candidate_fails_with_diff(tmp_path: Path, redis_url: str) -> None:
     lua = tmp_path / "lua"
     shutil.copytree(LUA_DIR, lua)

@@ -126,6 +126,7 @@ def cluster() -> Iterator[ServerInfo]:
         yield info
 
 
+@pytest.mark.slow
 def test_every_vector_through_a_cluster_client(cluster: ServerInfo, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     proc = cli("run", "-q", "--redis", f"url:{cluster.url}", "--profile", "echomq",

@@ -25,7 +25,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     [
         ("garbage", "adapter wrote a line that is not JSON: 'this is not json'"),
         ("crash", "adapter exited with code 3; stderr: about to crash"),
-        ("hang", "adapter sent no reply within 1 s; stderr: thinking very hard"),
+        pytest.param("hang", "adapter sent no reply within 1 s; stderr: thinking very hard",
+                     marks=pytest.mark.slow),
         ("badseq", "adapter answered seq 8 to request seq 1"),
         ("schema", "reply does not match the adapter protocol"),
         ("errored", "ValueError: nope"),

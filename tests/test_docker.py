@@ -32,6 +32,8 @@ from conformance.servers import (
 ROOT = Path(__file__).resolve().parent.parent
 FULL_RUN_TIMEOUT = 600  # seconds; the run itself takes about 10 s
 
+pytestmark = pytest.mark.docker
+
 
 def docker_missing(image: str) -> str | None:
     """Why Docker tests cannot run with `image` here, or None when an engine has it."""
@@ -119,6 +121,7 @@ def test_missing_docker_skips_locally_and_fails_in_ci(monkeypatch: pytest.Monkey
 # --- with an engine ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_full_vector_set_in_a_container(docker_image: str, tmp_path: Path) -> None:
     report_path = tmp_path / "report.json"
     command = [sys.executable, "-m", "conformance.cli", "run", "-q",

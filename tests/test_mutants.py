@@ -86,6 +86,7 @@ def test_a_surviving_mutant_exits_1(monkeypatch: pytest.MonkeyPatch, redis_url: 
     assert "SURVIVED" in out and "0/1 killed (0%)" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scripts", ["reference", "official"])
 def test_every_mutant_is_killed(scripts: str, redis_url: str, official_scripts: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance.cli", "mutants", "--scripts",

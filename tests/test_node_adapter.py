@@ -15,9 +15,13 @@ from conformance.resources import node_adapter_source
 
 NODE_MODULES = node_adapter_source() / "node_modules"
 READY = shutil.which("node") is not None and (NODE_MODULES / "bullmq").is_dir()
-pytestmark = pytest.mark.skipif(
-    not READY and os.environ.get("CI") != "true",
-    reason="needs node and `npm ci` in conformance/bundled/node-bullmq (always runs under CI=true)")
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.skipif(
+        not READY and os.environ.get("CI") != "true",
+        reason="needs node and `npm ci` in conformance/bundled/node-bullmq "
+               "(always runs under CI=true)"),
+]
 
 #: Inputs npm bullmq rejects client-side; the adapter reports them as skipped ops.
 CLIENT_VALIDATION = {
@@ -26,6 +30,7 @@ CLIENT_VALIDATION = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", ["bullmq", "echomq"])
 def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile: str) -> None:
     report = tmp_path / "r.json"

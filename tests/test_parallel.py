@@ -24,6 +24,7 @@ def _verdicts(path: Path) -> list[tuple[str, str]]:
     return sorted((r["id"], r["outcome"]) for r in json.loads(path.read_text())["results"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("redis", ["local", "url"])
 def test_parallel_verdicts_equal_serial(tmp_path: Path, redis_url: str, redis: str) -> None:
     spec = redis_url if redis == "url" else "local"

@@ -101,6 +101,7 @@ def test_no_path_runs_the_bundled_vectors_beside_the_ports_tests(
     assert "skipped" in outcomes.values()  # the other profile's key-naming vectors
 
 
+@pytest.mark.slow
 def test_a_path_runs_only_what_it_holds_and_vector_files_are_known_by_header(
         port: Path, redis_url: str) -> None:
     pinned = port / "tests" / "conformance"
@@ -126,6 +127,7 @@ def test_a_path_runs_only_what_it_holds_and_vector_files_are_known_by_header(
     assert outcomes and all(node.startswith("vectors/band-bump.yaml::") for node in outcomes)
 
 
+@pytest.mark.slow
 def test_lf_ff_and_x_rerun_exactly_the_failures(port: Path, redis_url: str,
                                                  broken_scripts: Path) -> None:
     broken = candidate(redis_url, f"scripts:{broken_scripts}")
@@ -145,6 +147,7 @@ def test_lf_ff_and_x_rerun_exactly_the_failures(port: Path, redis_url: str,
     assert set(stopped) <= failed
 
 
+@pytest.mark.slow
 def test_k_and_xdist_select_and_spread_vectors(port: Path, redis_url: str,
                                                 bundled_ids: set[str]) -> None:
     proc, outcomes = pytest_in(port, "-k", "band-bump and 4097", *candidate(redis_url))

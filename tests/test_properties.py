@@ -72,6 +72,7 @@ def test_a_seed_is_drawn_and_reported(redis_server: ServerInfo) -> None:
     assert isinstance(result.seed, int)
 
 
+@pytest.mark.slow
 def test_broken_band_bump_fails_with_a_short_vector(broken_result: PropertyResult) -> None:
     assert not broken_result.passed
     text = broken_result.failure
@@ -87,6 +88,7 @@ def test_broken_band_bump_fails_with_a_short_vector(broken_result: PropertyResul
     assert vector["when"][0]["timestamp"] >= 1_700_000_000_000
 
 
+@pytest.mark.slow
 def test_the_shrunk_vector_is_a_valid_vector_that_reproduces(
         broken_result: PropertyResult, no_band_bump: Path, redis_server: ServerInfo,
         tmp_path: Path) -> None:
@@ -113,6 +115,7 @@ def test_cli_passes_for_the_reference(redis_server: ServerInfo,
     assert "seed 7" in out and "examples/s" in out and "passed" in out
 
 
+@pytest.mark.slow
 def test_cli_fails_with_the_vector(no_band_bump: Path, redis_server: ServerInfo,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main(["properties", "--candidate", f"scripts:{no_band_bump}", "--examples", "100",
@@ -123,6 +126,7 @@ def test_cli_fails_with_the_vector(no_band_bump: Path, redis_server: ServerInfo,
     assert len(yaml.safe_load(out.split(PASTE_MARKER, 1)[1])[0]["when"]) <= 6
 
 
+@pytest.mark.slow
 def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
         tmp_path: Path, redis_server: ServerInfo) -> None:
     """A band bump that only works for the first two jobs of a millisecond (no mutant in the

@@ -43,6 +43,7 @@ def test_other_profile_is_skipped(all_vectors: list[Vector], redis_server: Serve
     assert (verdict.outcome, verdict.message) == ("skipped", "vector is for profile echomq")
 
 
+@pytest.mark.slow
 def test_redis_gone_is_infrastructure_not_failure(all_vectors: list[Vector]) -> None:
     dead = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5,
                        decode_responses=True)

@@ -1,0 +1,84 @@
+"""The versioned JSON report of `run --report-json`: both real runs exit as documented, their
+reports match the report schema (a valid 2020-12 schema), carry the run's info and every
+outcome, and the schema rejects what is not a report."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from report_helpers import CLICKED, EXAMPLES, OUTCOMES, SCHEMA, SEED, SKIP_ID, XFAIL_ID, Runs
+
+
+def test_runs_exit_as_documented(runs: Runs) -> None:
+    assert runs.passing.returncode == 0, runs.passing.stdout[-3000:] + runs.passing.stderr
+    assert runs.failing.returncode == 1, runs.failing.stdout[-3000:] + runs.failing.stderr
+
+
+def test_schema_is_valid_2020_12() -> None:
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_real_reports_match_the_schema(runs: Runs) -> None:
+    validator = Draft202012Validator(SCHEMA)
+    for document in runs.documents():
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
+        assert errors == []
+
+
+def test_reports_carry_the_run_info(runs: Runs, redis_server: Any) -> None:
+    passing, failing = runs.documents()
+    for document in (passing, failing):
+        assert document["report_version"] == 1
+        assert document["suite_version"] == "0.1.0"
+        assert (document["seed"], document["examples"]) == (SEED, EXAMPLES)
+        assert document["profile"] == "bullmq"
+        assert document["redis"]["kind"] == "url"
+        assert document["redis"]["engine"] == redis_server.engine
+        assert document["redis"]["version"] == redis_server.version
+        outcomes = [r["outcome"] for r in document["results"]]
+        assert document["totals"] == {o: outcomes.count(o) for o in OUTCOMES}
+    assert passing["candidate"] == "reference"
+    assert failing["candidate"].startswith("scripts:") and failing["candidate"].endswith("lua")
+    assert "(8/9 scripts)" in failing["candidate_version"]  # changeDelay-4.lua removed
+
+
+def test_failing_report_has_every_outcome_and_the_diffs(runs: Runs) -> None:
+    results = {r["id"]: r for r in runs.documents()[1]["results"]}
+    assert {r["outcome"] for r in results.values()} == set(OUTCOMES)
+    clicked = results[CLICKED]
+    assert clicked["outcome"] == "failed"
+    assert clicked["message"].splitlines()[0] == "2 difference(s) in Redis state"
+    assert "member '1': expected score 6963200020480000 (F=1700000005000 +0), actual " \
+           "3481600010240000 (F=850000002500 +0)" in clicked["message"]
+    assert results[XFAIL_ID]["outcome"] == "xfailed"
+    assert results[SKIP_ID]["outcome"] == "skipped"
+    assert 'no "year" delays <yet>' in results[SKIP_ID]["message"]
+    errored = [r for r in results.values() if r["outcome"] == "errored"]
+    assert errored and all("missing script changeDelay-4.lua" in r["message"] for r in errored)
+
+
+@pytest.mark.parametrize(
+    ("breaks", "where"),
+    [
+        (lambda d: d.pop("report_version"), "report_version"),
+        (lambda d: d.update(report_version=2), "report_version"),
+        (lambda d: d.pop("seed"), "seed"),
+        (lambda d: d.update(examples=-1), "examples"),
+        (lambda d: d["results"][0].update(outcome="crashed"), "outcome"),
+        (lambda d: d["results"][0].pop("message"), "message"),
+        (lambda d: d["totals"].pop("xfailed"), "xfailed"),
+        (lambda d: d["redis"].update(kind="ftp"), "kind"),
+        (lambda d: d.update(extra=1), "extra"),
+    ],
+    ids=["no-version", "version-2", "no-seed", "negative-examples", "unknown-outcome",
+         "no-message", "no-xfailed-total", "unknown-kind", "unknown-field"],
+)
+def test_schema_rejects_what_is_not_a_report(runs: Runs, breaks: Any, where: str) -> None:
+    document = copy.deepcopy(runs.documents()[1])
+    breaks(document)
+    errors = list(Draft202012Validator(SCHEMA).iter_errors(document))
+    assert errors and any(where in e.message or where in e.absolute_path for e in errors)
