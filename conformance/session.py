@@ -15,8 +15,8 @@ import reference_impl
 from conformance import servers
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
-from conformance.candidates.command import DEFAULT_TIMEOUT
 from conformance.errors import HarnessError, InfrastructureError, UsageError
+from conformance.options import ADAPTER_TIMEOUT_S
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.servers import capabilities
 from conformance.snapshot import glob_escape
@@ -34,7 +34,7 @@ class RunOptions:
     candidate: str = "reference"
     profile: str = "bullmq"
     redis: str = "auto"
-    adapter_timeout: float = DEFAULT_TIMEOUT
+    adapter_timeout: float = ADAPTER_TIMEOUT_S
     prefix: str | None = None
 
 

@@ -9,13 +9,14 @@ import shutil
 from pathlib import Path
 
 from conformance.candidates.base import Candidate
-from conformance.candidates.command import DEFAULT_TIMEOUT, CommandCandidate
+from conformance.candidates.command import CommandCandidate
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import UsageError
-from conformance.options import CANDIDATE_SPECS
+from conformance.options import ADAPTER_TIMEOUT_S, CANDIDATE_SPECS
 from conformance.resources import NODE_ADAPTER_FILES, cache_dir, lua_dir, node_adapter_source
 
-SPEC_HELP = CANDIDATE_SPECS
+_NEEDS_NPM = ("--candidate bullmq-node needs its npm packages (bullmq 6.7.0 and ioredis, pinned "
+              "by a lockfile)")
 
 
 def _installed(directory: Path) -> bool:
@@ -34,9 +35,8 @@ def node_adapter_dir() -> Path:
         return source
     base = cache_dir()
     if base is None:
-        raise UsageError(f"--candidate bullmq-node needs its npm packages (bullmq 6.7.0 and "
-                         f"ioredis, pinned by a lockfile), and the cache is off: run `npm ci "
-                         f"--prefix {source}` once")
+        raise UsageError(f"{_NEEDS_NPM}, and the cache is off: run `npm ci --prefix {source}` "
+                         "once")
     # One directory per lockfile: an upgrade of the suite that pins another bullmq gets its own.
     lock = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
     target = base / f"node-bullmq-{lock}"
@@ -50,9 +50,7 @@ def node_adapter_dir() -> Path:
         raise UsageError(f"--candidate bullmq-node: cannot prepare {target}: {exc.strerror}; "
                          f"or run `npm ci --prefix {source}` once") from None
     if not _installed(target):
-        raise UsageError(f"--candidate bullmq-node needs its npm packages (bullmq 6.7.0 and "
-                         f"ioredis, pinned by a lockfile): run `npm ci --prefix {target}` "
-                         "once")
+        raise UsageError(f"{_NEEDS_NPM}: run `npm ci --prefix {target}` once")
     return target
 
 
@@ -64,7 +62,7 @@ def _node_candidate(timeout: float) -> Candidate:
     return CommandCandidate(f"node {adapter}", label="bullmq-node", timeout=timeout)
 
 
-def from_spec(spec: str, timeout: float = DEFAULT_TIMEOUT) -> Candidate:
+def from_spec(spec: str, timeout: float = ADAPTER_TIMEOUT_S) -> Candidate:
     """Build the candidate a `--candidate` spec names.
 
     `reference` is our lua/ scripts; `scripts:DIR` any directory of BullMQ-convention scripts;
@@ -86,4 +84,4 @@ def from_spec(spec: str, timeout: float = DEFAULT_TIMEOUT) -> Candidate:
         from conformance.candidates.bullmq_py import PythonClientCandidate
 
         return PythonClientCandidate()
-    raise UsageError(f"unknown candidate {spec!r}; expected one of: {SPEC_HELP}")
+    raise UsageError(f"unknown candidate {spec!r}; expected one of: {CANDIDATE_SPECS}")

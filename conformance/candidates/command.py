@@ -29,7 +29,6 @@ from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result, op_to_dict
 
 PROTOCOL_VERSION = 1
-DEFAULT_TIMEOUT = ADAPTER_TIMEOUT_S
 _STDERR_LINES = 20
 
 
@@ -129,7 +128,7 @@ class Adapter:
 class CommandCandidate:
     """A candidate reached through an adapter process speaking the JSON-lines protocol."""
 
-    def __init__(self, command: str, label: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+    def __init__(self, command: str, label: str | None = None, timeout: float = ADAPTER_TIMEOUT_S,
                  cwd: Path | None = None) -> None:
         try:
             self.argv = shlex.split(command)
