@@ -7,7 +7,8 @@
     │   ├── UsageError              bad command-line input                     exit 2
     │   ├── VectorError             a vector file is unreadable or invalid     exit 2
     │   ├── InfrastructureError     Redis could not be started or reached      exit 3
-    │   └── CandidateError          the candidate crashed or broke protocol    errored
+    │   ├── CandidateError          the candidate crashed or broke protocol    errored
+    │   └── CandidateUnusable       the candidate cannot be started at all     exit 4
     ├── CandidateSkipped            the candidate does not support an op        skipped
     └── NonConformance              the candidate ran, and its state is wrong  failed
 
@@ -55,6 +56,11 @@ class CandidateError(HarnessError):
     """The candidate crashed, is missing a script, or broke the adapter protocol."""
 
 
+class CandidateUnusable(HarnessError):
+    """The candidate cannot run at all (its adapter failed to start twice in a row): the run
+    stops, since every further vector would only repeat the same error."""
+
+
 class CandidateSkipped(SuiteError):
     """The candidate does not support this op (or these arguments); the vector is skipped."""
 
@@ -78,4 +84,7 @@ class Exit(IntEnum):
     FAILED = 1        # a vector failed or errored, or an expected failure passed
     USAGE = 2         # bad input: options, vector files, reports, package data
     INFRA = 3         # Redis could not be started or reached, or went away
-    INTERRUPTED = 130
+    CANDIDATE = 4     # the candidate could not be started (twice in a row)
+    HANGUP = 129      # SIGHUP (128 + 1)
+    INTERRUPTED = 130  # SIGINT (128 + 2)
+    TERMINATED = 143   # SIGTERM (128 + 15)
