@@ -11,13 +11,16 @@ import gc
 import secrets
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import pytest
 
 from conformance.errors import (
+    CandidateUnusable,
+    Exit,
     HarnessError,
     InfrastructureError,
+    Stopped,
     UsageError,
     VectorError,
 )
@@ -38,6 +41,8 @@ from conformance.vectors import IdIndex, expectations, load_file, looks_like_vec
 # What an xdist controller hands each worker (workerinput keys).
 _SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
 _INFRA_KEY = "bmq_infra"
+#: The user property of the item after which a run stopped (it has no verdict).
+_STOP_PROPERTY = "bmq_stop"
 _YAML = (".yaml", ".yml")
 
 
@@ -85,13 +90,13 @@ def activate(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "bullmq-conformance-run")
 
 
-def finished(config: pytest.Config) -> tuple[Tally, str | None]:
-    """A session's tally of outcomes and the infrastructure failure that ended it, if any
-    (for the command line's exit code)."""
+def finished(config: pytest.Config) -> tuple[Tally, Stopped | None]:
+    """A session's tally of outcomes and why it stopped early, if it did (for the command
+    line's exit code)."""
     plugin = config.stash.get(RUN_KEY, None)
     if plugin is None:
         return Tally(), None
-    return plugin.tally(), plugin.infra
+    return plugin.tally(), plugin.stopped
 
 
 class ConformanceRun:
@@ -103,7 +108,7 @@ class ConformanceRun:
         self.run = run
         self.expected = expected
         self.dirs = dirs
-        self.infra: str | None = None
+        self.stopped: Stopped | None = None
         self.verdicts: list[dict[str, Any]] = []
         self.ids = IdIndex()
         self.examples: int = config.getoption("bmq_examples")
@@ -117,10 +122,19 @@ class ConformanceRun:
         """The outcomes recorded so far (on an xdist controller: every worker's)."""
         return Tally.of(verdict["outcome"] for verdict in self.verdicts)
 
-    def abort(self, exc: InfrastructureError) -> NoReturn:
-        """End the session with exit code 3 and a one-line cause."""
-        self.infra = str(exc)
-        pytest.exit(f"infrastructure error: {exc}", returncode=3)
+    def abort(self, item: pytest.Item, exc: InfrastructureError | CandidateUnusable) -> NoReturn:
+        """Stop the session after `item`, which is skipped and gets no verdict; the exit code
+        is 3 (Redis) or 4 (candidate).
+
+        pytest.exit() is not used: it prints a traceback line of its own, and in an xdist
+        worker it is an internal error. `shouldstop` ends a serial run after this item, and an
+        xdist worker passes it to the controller, which stops every worker.
+        """
+        stop = Stopped.of(exc)
+        self.stopped = stop
+        item.user_properties.append((_STOP_PROPERTY, [int(stop.code), stop.message]))
+        item.session.shouldstop = stop.message
+        pytest.skip(stop.message)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -133,7 +147,8 @@ class ConformanceRun:
         worker: dict[str, Any] | None = getattr(self.config, "workerinput", None)
         try:
             if worker is not None and worker.get(_INFRA_KEY):
-                raise InfrastructureError(worker[_INFRA_KEY])
+                self.stopped = Stopped(Exit(worker[_INFRA_KEY][0]), worker[_INFRA_KEY][1])
+                return
             if worker is not None and _SERVER_KEY in worker:
                 self._attach_worker(worker)
             elif _is_xdist_controller(self.config):
@@ -142,11 +157,11 @@ class ConformanceRun:
                 self.run.start()
         except UsageError as exc:  # e.g. an untagged profile on a url: server that is a cluster
             raise pytest.UsageError(str(exc)) from None
-        except InfrastructureError as exc:
+        except (InfrastructureError, CandidateUnusable) as exc:
             # pytest.exit() here would skip sessionfinish; stop before collecting instead.
-            self.infra = str(exc)
+            self.stopped = Stopped.of(exc)
             if reporter is not None:
-                reporter.write_line(f"infrastructure error: {exc}", red=True)
+                reporter.write_line(self.stopped.message, red=True)
             return
         if reporter is not None and self.config.get_verbosity() < 0:
             reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
@@ -162,8 +177,10 @@ class ConformanceRun:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand each worker the controller's server and run id (or its failure)."""
-        if self.infra is not None or self.run.server is None:
-            node.workerinput[_INFRA_KEY] = self.infra or "Redis was not started"
+        if self.stopped is not None or self.run.server is None:
+            stop = self.stopped or Stopped(Exit.INFRA, "infrastructure error: Redis was not "
+                                                       "started")
+            node.workerinput[_INFRA_KEY] = [int(stop.code), stop.message]
             return
         node.workerinput[_SERVER_KEY] = asdict(self.run.server)
         node.workerinput[_RUN_ID_KEY] = self.run.names.run_id
@@ -217,7 +234,7 @@ class ConformanceRun:
         An xdist worker must still report a collection, or its controller waits forever; it
         collects and then deselects everything (see pytest_collection_modifyitems).
         """
-        if self.infra is not None and not hasattr(self.config, "workerinput"):
+        if self.stopped is not None and not hasattr(self.config, "workerinput"):
             return True
         return None
 
@@ -238,7 +255,7 @@ class ConformanceRun:
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         """Add the `properties` area after the vectors (subject to -k like any test)."""
-        if self.infra is not None:
+        if self.stopped is not None:
             items.clear()
             return
         if self.examples <= 0:
@@ -258,6 +275,11 @@ class ConformanceRun:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Record each vector's outcome for the JSON report (works under xdist too)."""
         props = dict(report.user_properties)
+        if _STOP_PROPERTY in props:
+            if self.stopped is None:  # on an xdist controller: a worker's stop
+                code, message = cast(list[Any], props[_STOP_PROPERTY])
+                self.stopped = Stopped(Exit(code), str(message))
+            return
         if "area" not in props:
             return
         outcome = outcome_of(report)
@@ -269,8 +291,8 @@ class ConformanceRun:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
-        if self.infra is not None:
-            session.exitstatus = 3
+        if self.stopped is not None:
+            session.exitstatus = int(self.stopped.code)
         path = self.config.getoption("bmq_report_json")
         if path and not hasattr(self.config, "workerinput"):
             document = report_document(self.run, self.verdicts, seed=self.seed,

@@ -12,8 +12,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from conformance import signals
 from conformance.commands import build_parser
-from conformance.errors import Exit, HarnessError, InfrastructureError, UsageError, VectorError
+from conformance.errors import (
+    CandidateUnusable,
+    Exit,
+    HarnessError,
+    InfrastructureError,
+    UsageError,
+    VectorError,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -25,6 +33,18 @@ def _handler(spec: str) -> Callable[[Any], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    with signals.SignalGuard().installed() as guard:
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            # Raised by the guard for SIGTERM and SIGHUP too, outside any handler's own care.
+            if guard.received is not None:
+                return guard.report()
+            print("bullmq-conformance: interrupted", file=sys.stderr)
+            return Exit.INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command != "run" and str(getattr(args, "redis", "")).startswith("cluster"):
@@ -40,10 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.USAGE
     except HarnessError as exc:
         print(f"bullmq-conformance: {exc}", file=sys.stderr)
-        return Exit.INFRA if isinstance(exc, InfrastructureError) else Exit.FAILED
-    except KeyboardInterrupt:
-        print("bullmq-conformance: interrupted", file=sys.stderr)
-        return Exit.INTERRUPTED
+        if isinstance(exc, InfrastructureError):
+            return Exit.INFRA
+        return Exit.CANDIDATE if isinstance(exc, CandidateUnusable) else Exit.FAILED
     except BrokenPipeError:
         # The reader went away (`| head`); stop quietly, as other command-line tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -18,6 +18,7 @@ candidate breaking, which is reported as errored (or aborts the run with its own
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 
 
@@ -88,3 +89,18 @@ class Exit(IntEnum):
     HANGUP = 129      # SIGHUP (128 + 1)
     INTERRUPTED = 130  # SIGINT (128 + 2)
     TERMINATED = 143   # SIGTERM (128 + 15)
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Why a run stopped before its end, and the exit code that says so."""
+
+    code: Exit
+    message: str
+
+    @classmethod
+    def of(cls, exc: InfrastructureError | CandidateUnusable) -> Stopped:
+        """The stop an exception calls for: exit 3 for Redis, 4 for the candidate."""
+        if isinstance(exc, CandidateUnusable):
+            return cls(Exit.CANDIDATE, f"candidate unusable: {exc}")
+        return cls(Exit.INFRA, f"infrastructure error: {exc}")

@@ -13,6 +13,7 @@ import pytest
 
 from conformance.errors import (
     CandidateError,
+    CandidateUnusable,
     HarnessError,
     InfrastructureError,
     NonConformance,
@@ -31,8 +32,9 @@ class RunState(Protocol):
     run: Run
     expected: expectations.Expectations | None
 
-    def abort(self, exc: InfrastructureError) -> NoReturn:
-        """End the session with exit code 3."""
+    def abort(self, item: pytest.Item, exc: InfrastructureError | CandidateUnusable) -> NoReturn:
+        """Stop the run after `item` (which gets no verdict): exit 3 for Redis, 4 for a
+        candidate that cannot start."""
         ...
 
 
@@ -131,7 +133,9 @@ class PropertiesItem(_ConformanceItem):
                                           self.examples, self.seed, start_candidate=False,
                                           names=run.names, cluster=run.server.cluster)
         except REDIS_DOWN as exc:
-            plugin.abort(InfrastructureError(f"Redis connection lost: {exc}"))
+            plugin.abort(self, InfrastructureError(f"Redis connection lost: {exc}"))
+        except (InfrastructureError, CandidateUnusable) as exc:
+            plugin.abort(self, exc)
         result = self.result
         summary = (f"{result.examples} examples, seed {result.seed}, "
                    f"{result.examples_per_second:.1f}/s")
@@ -181,8 +185,8 @@ class VectorItem(_ConformanceItem):
         self._expect(plugin, self.vector.id)
         try:
             verdict = plugin.run.run(self.vector)
-        except InfrastructureError as exc:
-            plugin.abort(exc)
+        except (InfrastructureError, CandidateUnusable) as exc:
+            plugin.abort(self, exc)
         self.verdict = verdict
         self.user_properties.append(("message", "\n".join([verdict.message, *verdict.diff])))
         if verdict.outcome is Outcome.SKIPPED:

@@ -184,6 +184,14 @@ RUN = (
            "auto = one per CPU). Each worker has its own queue names, and its own database on a "
            "server the suite started", type=worker_count, metavar="N|auto",
            shown_default="one process"),
-    Option(("-q", "--quiet"), "dots and the summary only", action="store_true",
-           shown_default="one line per file and the reasons of failures, errors and skips"),
+    Option(("-q", "--quiet"), "progress marks, failures and the tally only (no skip reasons)",
+           action="store_true",
+           shown_default="one line of marks per file, then failures, errors, skip reasons"),
+    Option(("-v", "--verbose"), "one line per vector: its id and outcome", action="store_true"),
+    Option(("-x", "--exitfirst"), "stop after the first failed or errored vector",
+           action="store_true"),
+    Option(("--lf", "--last-failed"), "rerun only the vectors that failed or errored last time "
+           "in this folder (all of them if none did)", action="store_true", dest="last_failed"),
+    Option(("--ff", "--failed-first"), "run last time's failures first, then the rest",
+           action="store_true", dest="failed_first"),
 )

@@ -39,7 +39,7 @@ from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.resources import cache_dir
 from conformance.runner import QueueNames
-from conformance.servers import client_for_url
+from conformance.servers import client_for_url, health
 from conformance.session import profile_for
 from reference_impl.cases import T
 from reference_impl.expected import expect_for, expected_keys
@@ -316,17 +316,26 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     started = time.perf_counter()
     if start_candidate:
         candidate.start(url, key_profile)
+    since = health.identity(client, cluster)
     try:
-        with _hypothesis_storage():
-            run_state_machine_as_test(hypothesis_seed(chosen)(factory), settings=config)
-    except PropertyFailure as exc:
-        failure = str(exc)
-    except (InfrastructureError, redis.ConnectionError, redis.TimeoutError):
-        raise
-    except Exception as exc:  # hypothesis' Flaky and the like: still a failed check
-        failure = f"{type(exc).__name__}: {exc}"
-        if ctx.last_vector is not None:
-            failure += f"\n\nlast failing sequence as a vector:\n\n{ctx.last_vector}"
+        try:
+            with _hypothesis_storage():
+                run_state_machine_as_test(hypothesis_seed(chosen)(factory), settings=config)
+        except PropertyFailure as exc:
+            failure = str(exc)
+        except (InfrastructureError, redis.ConnectionError, redis.TimeoutError):
+            raise
+        except Exception as exc:  # hypothesis' Flaky and the like: still a failed check
+            failure = f"{type(exc).__name__}: {exc}"
+            if ctx.last_vector is not None:
+                failure += f"\n\nlast failing sequence as a vector:\n\n{ctx.last_vector}"
+        if failure is not None:
+            # Hypothesis replays a failure; a server that died or changed under it makes that
+            # a "Flaky" failure, or any other. It is the server's fault, not the candidate's.
+            fault = health.problem(client, f"bmqc-{ctx.queue_names.run_id}-probe", since,
+                                   cluster)
+            if fault is not None:
+                raise InfrastructureError(fault)
     finally:
         if start_candidate:
             candidate.close()

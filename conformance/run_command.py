@@ -8,16 +8,22 @@ option table (`conformance.options.plugin_args`).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from conformance import options
-from conformance.errors import Exit, UsageError
+from conformance.errors import Exit, Stopped, UsageError
 from conformance.outcomes import Tally
+
+if TYPE_CHECKING:
+    from conformance.signals import SignalGuard
 
 
 class _Collector:
@@ -27,16 +33,30 @@ class _Collector:
     def __init__(self) -> None:
         self.tally = Tally()
         self.collect_errors: list[str] = []
-        self.infra: str | None = None
+        self.stopped: Stopped | None = None
 
     def pytest_sessionfinish(self, session: Any) -> None:
         from conformance.active_run import finished
 
-        self.tally, self.infra = finished(session.config)
+        self.tally, self.stopped = finished(session.config)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
             self.collect_errors.append(report.longreprtext.strip().splitlines()[-1])
+
+
+class _Workers:
+    """A pytest plugin that hands xdist's worker processes to the signal guard."""
+
+    def __init__(self, guard: SignalGuard) -> None:
+        self.guard = guard
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """Remember each worker's process, to pass a signal on to it."""
+        popen = getattr(getattr(node.gateway, "_io", None), "popen", None)
+        if popen is not None:
+            self.guard.worker_pids.append(popen.pid)
 
 
 def _check(args: argparse.Namespace) -> Path:
@@ -65,11 +85,15 @@ def pytest_argv(args: argparse.Namespace, vectors: Path) -> list[str]:
     # outside it (an installed wheel's) are then named `vectors/<file>::<id>`.
     argv = [str(vectors), "--bmq-vectors", str(vectors), "-c", os.devnull,
             "--rootdir", str(Path.cwd()), "--confcutdir", str(vectors),
-            "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "no:cacheprovider",
+            "--disable-plugin-autoload", "-p", "conformance.plugin",
+            # conformance.terminal reports instead, without pytest's internals
+            "-p", "no:terminal",
             # it runs gc.collect() five times at exit: 0.4 s over the loaded vectors
             "-p", "no:unraisableexception",
             "-W", "ignore::pytest.PytestAssertRewriteWarning",
-            *(["-q"] if args.quiet else ["-r", "fEs"]),
+            *(["-x"] if args.exitfirst else []),
+            *(["--lf"] if args.last_failed else []), *(["--ff"] if args.failed_first else []),
+            *_cache_args(),
             *options.plugin_args(options.RUN, args)]
     if args.junit_xml:
         argv += ["--junitxml", str(args.junit_xml)]
@@ -80,9 +104,27 @@ def pytest_argv(args: argparse.Namespace, vectors: Path) -> list[str]:
     return argv
 
 
+def _cache_args() -> list[str]:
+    """Where --lf and --ff find last time's failures: the user cache, one folder per current
+    directory (never a .pytest_cache in it); without a cache, no memory of failures."""
+    from conformance.resources import cache_dir
+
+    base = cache_dir()
+    if base is None:
+        return ["-p", "no:cacheprovider"]
+    here = hashlib.sha256(str(Path.cwd()).encode()).hexdigest()[:16]
+    return ["-o", f"cache_dir={base / 'last-run' / here}"]
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the vectors; map the outcome to an exit code."""
-    import pytest
+    from conformance.signals import active
+
+    return _run(args, active())
+
+
+def _run(args: argparse.Namespace, guard: SignalGuard) -> int:
+    from conformance.terminal import RunReporter
 
     vectors = _check(args)
     with tempfile.TemporaryDirectory(prefix="bmqc-report-") as scratch:
@@ -90,14 +132,18 @@ def main(args: argparse.Namespace) -> int:
             # The summary is built from the JSON report the plugin writes.
             args.report_json = Path(scratch) / "report.json"
         collector = _Collector()
-        code = pytest.main(pytest_argv(args, vectors), plugins=[collector])
+        reporter = RunReporter(verbosity=-1 if args.quiet else int(args.verbose))
+        plugins = [collector, reporter, _Workers(guard)]
+        code = pytest.main(pytest_argv(args, vectors), plugins=plugins)
         if args.summary_md is not None:
             from conformance.reports.json_report import write_summary
 
             write_summary(args.summary_md, args.report_json)
-    if collector.infra is not None:
-        print(f"bullmq-conformance: infrastructure error: {collector.infra}", file=sys.stderr)
-        return Exit.INFRA
+    if guard.exit_code is not None:
+        return guard.report()
+    if collector.stopped is not None:
+        print(f"bullmq-conformance: {collector.stopped.message}", file=sys.stderr)
+        return collector.stopped.code
     if collector.collect_errors:
         for line in collector.collect_errors:
             print(line, file=sys.stderr)

@@ -19,7 +19,7 @@ from conformance import compare, snapshot
 from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.outcomes import Outcome
-from conformance.servers import ServerInfo, capabilities
+from conformance.servers import ServerInfo, capabilities, health
 from conformance.vectors import Vector
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
@@ -51,9 +51,13 @@ class QueueNames:
         return f"bmqc-{self.run_id}-{next(self._counter):06d}"
 
 
-def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any]) -> None:
-    """Write a vector's `given` keys."""
+def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any],
+         connection_id: bool = False) -> int | None:
+    """Write a vector's `given` keys; with `connection_id`, return our connection's CLIENT ID
+    (read in the same round trip)."""
     pipe = client.pipeline(transaction=False)
+    if connection_id:
+        pipe.client_id()
     for suffix, entry in given.items():
         key = queue.key(suffix)
         kind = kind_of(entry)
@@ -70,7 +74,8 @@ def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any]) -> None:
         elif kind == "stream":
             for fields in body:
                 pipe.xadd(key, dict(zip(fields[::2], fields[1::2], strict=True)))
-    pipe.execute()
+    replies = pipe.execute()
+    return int(replies[0]) if connection_id else None
 
 
 def seed_value(value: Any) -> str:
@@ -88,12 +93,30 @@ def run_vector(
     profile: KeyProfile,
     names: QueueNames,
     server: ServerInfo | None = None,
+    since: health.Identity | None = None,
 ) -> Verdict:
     """Run one vector. Redis outages raise InfrastructureError; nothing else escapes.
 
     A vector for another profile, or one whose `needs` the profile or `server` lacks, is skipped
-    with the reason.
+    with the reason. A vector that fails or errors is first held against the server (`since`
+    is its identity at the run's start, see `conformance.servers.health`): when the server is
+    at fault, InfrastructureError is raised instead of a verdict.
     """
+    track = since is not None and since.client_id is not None
+    seeded: list[int] = []
+    verdict = _run(vector, candidate, client, profile, names, server, seeded if track else None)
+    if verdict.outcome.failing and since is not None:
+        cluster = server is not None and server.cluster
+        at_vector = health.Identity(since.run_id, seeded[0]) if seeded else since
+        fault = health.problem(client, f"bmqc-{names.run_id}-probe", at_vector, cluster)
+        if fault is not None:
+            raise InfrastructureError(f"{fault} (at vector {vector.id})")
+    return verdict
+
+
+def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: KeyProfile,
+         names: QueueNames, server: ServerInfo | None, seeded: list[int] | None) -> Verdict:
+    """The vector's verdict; appends our connection's id at the seed to `seeded` if given."""
     if vector.profile is not None and vector.profile != profile.name:
         return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
     missing = capabilities.unmet(vector.needs, profile, server)
@@ -108,7 +131,9 @@ def run_vector(
     snap: snapshot.Snapshot | None = None
     try:
         try:
-            seed(client, queue, dict(vector.given))
+            connection = seed(client, queue, dict(vector.given), seeded is not None)
+            if seeded is not None and connection is not None:
+                seeded.append(connection)
             results = []
             for op in vector.when:
                 try:

@@ -18,7 +18,7 @@ from conformance.candidates.base import Candidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
 from conformance.options import ADAPTER_TIMEOUT_S
 from conformance.runner import QueueNames, Verdict, run_vector
-from conformance.servers import capabilities
+from conformance.servers import capabilities, health
 from conformance.snapshot import glob_escape
 from conformance.vectors import Vector
 from reference_impl.keys import PROFILES, KeyProfile, custom_profile
@@ -75,6 +75,7 @@ class Run:
     server: servers.ServerInfo | None = None
     client: redis.Redis | None = None
     names: QueueNames = field(default_factory=QueueNames)
+    identity: health.Identity | None = None
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
@@ -109,9 +110,15 @@ class Run:
         try:
             self.client = servers.client_for(server)
             self.client.ping()
-        except redis.RedisError as exc:
+            fault = health.problem(self.client, f"bmqc-{self.names.run_id}-probe",
+                                   cluster=server.cluster)
+            if fault is None:
+                self.identity = health.identity(self.client, server.cluster)
+        except (redis.RedisError, RedisClusterException) as exc:
+            fault = f"Redis is not usable: {exc}"
+        if fault is not None:
             self.close()
-            raise InfrastructureError(f"Redis is not usable: {exc}") from None
+            raise InfrastructureError(f"{fault} ({server.kind} server, before the first vector)")
 
     def start_candidate(self) -> None:
         """Start the candidate on the attached server."""
@@ -131,7 +138,7 @@ class Run:
         if self.client is None:
             raise InfrastructureError("Redis was not started")
         return run_vector(vector, self.candidate, self.client, self.profile, self.names,
-                          self.server)
+                          self.server, self.identity)
 
     def close(self) -> None:
         """Stop whatever start() started.

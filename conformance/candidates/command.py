@@ -54,6 +54,7 @@ class Adapter:
         threading.Thread(target=self._pump_stdout, daemon=True).start()
         threading.Thread(target=self._pump_stderr, daemon=True).start()
         self.seq = 0
+        self.pending = False
 
     def _pump_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -77,6 +78,7 @@ class Adapter:
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request and return its reply, validated against the protocol schema."""
         seq, self.seq = self.seq, self.seq + 1
+        self.pending = True
         line = json.dumps({"seq": seq, **message}, separators=(",", ":"))
         try:
             assert self.proc.stdin is not None
@@ -102,6 +104,7 @@ class Adapter:
             raise self._broken(problem)
         if reply["seq"] != seq:
             raise self._broken(f"answered seq {reply['seq']} to request seq {seq}")
+        self.pending = False
         return reply
 
     def alive(self) -> bool:
@@ -116,8 +119,12 @@ class Adapter:
             self.proc.wait(timeout=5)
 
     def stop(self, timeout: float) -> None:
-        """Ask the adapter to stop, then make sure it is gone."""
-        if self.alive():
+        """Ask the adapter to stop, then make sure it is gone.
+
+        One still working on a request (the run was interrupted while it hung) is killed at
+        once: it would only answer the stop request after the request it is stuck in.
+        """
+        if self.alive() and not self.pending:
             with contextlib.suppress(CandidateError):
                 self.request({"type": "stop"}, timeout)
             with contextlib.suppress(subprocess.TimeoutExpired):

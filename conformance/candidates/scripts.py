@@ -157,7 +157,12 @@ class ScriptsCandidate:
             suffixes[0], suffixes[1] = suffixes[1], suffixes[0]
         keys = [queue.key(job_id if suffix == "{job}" else suffix) for suffix in suffixes]
         try:
-            return script(keys=keys, args=args, client=client)
+            try:
+                return script(keys=keys, args=args, client=client)
+            except redis.exceptions.NoScriptError:
+                # Flushed again between redis-py's reload and its retry (SCRIPT FLUSH is not
+                # the candidate's doing): send the body itself.
+                return client.eval(self._texts[name], len(keys), *keys, *args)
         except redis.ResponseError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise CandidateError(f"{layout.file_name} raised: {first}") from None

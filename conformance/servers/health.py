@@ -1,0 +1,112 @@
+"""Whether the server can still give a fair verdict.
+
+A vector that failed or errored is first held against the server: a read-only replica, a full
+`maxmemory` with the noeviction policy, an ACL user that may not run scripts, a server busy in
+someone's script, or one that restarted or dropped our connection mid-vector (a `FLUSHALL` and
+`CLIENT KILL`, say) make every candidate look broken. `problem` names such a fault; the runner
+then stops the run as an infrastructure error instead of blaming the candidate. The same check
+runs once before the first vector, so a server that cannot work is refused up front.
+
+The probe writes one key, named under the run's own queue-name prefix, and deletes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+from redis.exceptions import RedisClusterException
+
+#: Reply prefixes that are the server's state, never the candidate's doing.
+_SERVER_STATES = {
+    "READONLY": "the server is a read-only replica",
+    "OOM": "the server is out of memory (maxmemory reached with the noeviction policy)",
+    "NOPERM": "the Redis user lacks a permission the suite needs",
+    "BUSY": "the server is busy running a script (someone else's, or a runaway one)",
+    "LOADING": "the server is loading its dataset",
+    "MASTERDOWN": "the replica lost its primary",
+    "MISCONF": "the server refuses writes after a failed snapshot (MISCONF)",
+    "NOAUTH": "the server asks for a password",
+    "CLUSTERDOWN": "the cluster is down",
+}
+_PROBE_SCRIPT = "return 1"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who we are talking to: the server process (`run_id`) and our connection (`client_id`).
+
+    Not tracked on a cluster (empty run_id, no client id): each node has its own.
+    """
+
+    run_id: str
+    client_id: int | None
+
+
+#: redis-py strips the reply's first word for these, and names it by the exception's class.
+_BY_CLASS: tuple[tuple[type[Exception], str], ...] = (
+    (redis.exceptions.ReadOnlyError, "READONLY"),
+    (redis.exceptions.OutOfMemoryError, "OOM"),
+    (redis.exceptions.NoPermissionError, "NOPERM"),
+    (redis.exceptions.BusyLoadingError, "LOADING"),
+    (redis.exceptions.AuthenticationError, "NOAUTH"),
+)
+
+
+def server_state(exc: BaseException) -> str | None:
+    """The server-side fault a Redis error reply stands for, or None (e.g. a script's error)."""
+    text = str(exc)
+    for kind, state in _BY_CLASS:
+        if isinstance(exc, kind):
+            return f"{_SERVER_STATES[state]}: {_first_line(text)}"
+    word = text.split(" ", 1)[0].upper().lstrip("-")
+    reason = _SERVER_STATES.get(word)
+    if reason is None:
+        # A script's error reply quotes the command that failed inside it.
+        for state, why in _SERVER_STATES.items():
+            if f"-{state} " in text or f"{state} You" in text or f": {state} " in text:
+                return f"{why}: {_first_line(text)}"
+        return None
+    return f"{reason}: {_first_line(text)}"
+
+
+def identity(client: redis.Redis, cluster: bool) -> Identity:
+    """The server's run_id and, off a cluster, our connection's id."""
+    if cluster:
+        return Identity("", None)  # not tracked: each node has its own run_id and client ids
+    info = client.info("server")
+    return Identity(str(info.get("run_id", "")), int(client.client_id()))
+
+
+def problem(client: redis.Redis, probe_key: str, since: Identity | None = None,
+            cluster: bool = False) -> str | None:
+    """Why the server cannot give a fair verdict now, or None when it can.
+
+    `since` is the identity of an earlier moment (the run's start, a vector's seed): a new
+    run_id means Redis restarted, a new client id that our connection was dropped and made
+    again. A lost connection is reported too.
+    """
+    try:
+        now = identity(client, cluster)
+        if since is not None and now.run_id != since.run_id:
+            return "Redis restarted during the run (its run_id changed); keys were lost"
+        if (since is not None and since.client_id is not None
+                and now.client_id != since.client_id
+                and not client.client_list(client_id=[since.client_id])):
+            return ("the connection to Redis was dropped and made again during a vector (clients "
+                    "killed, e.g. after a FLUSHALL); its keys cannot be trusted")
+        client.set(probe_key, "1", px=60_000)
+        client.eval(_PROBE_SCRIPT, 1, probe_key)
+        client.evalsha(client.script_load(_PROBE_SCRIPT), 1, probe_key)
+        client.delete(probe_key)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        return f"Redis connection lost: {_first_line(str(exc))}"
+    except redis.ResponseError as exc:
+        return server_state(exc) or f"Redis refused the suite's probe: {_first_line(str(exc))}"
+    except (redis.RedisError, RedisClusterException) as exc:
+        return f"Redis is not usable: {_first_line(str(exc))}"
+    return None
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "(no message)"

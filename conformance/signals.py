@@ -1,0 +1,75 @@
+"""SIGINT, SIGTERM and SIGHUP during `bullmq-conformance run`: stop within a second, clean up,
+and exit 128 + the signal's number.
+
+Python turns only SIGINT into KeyboardInterrupt; SIGTERM (what `timeout` and CI cancellation
+send) and SIGHUP would end the process on the spot, skipping every `finally`: run keys stay on
+a `url:` server and a spawned redis-server or adapter outlives the suite. Here all three raise
+KeyboardInterrupt, which pytest answers by finishing the session (the plugin's cleanup runs).
+xdist workers get the signal too, so that each cleans up its own candidate at once instead of
+finishing its vector first. A second signal while cleaning up ends the process at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from types import FrameType
+
+CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_ACTIVE: SignalGuard | None = None
+
+
+def active() -> SignalGuard:
+    """The guard installed now, or a fresh one installed by nobody (a run started by code
+    rather than the command line)."""
+    return _ACTIVE or SignalGuard()
+
+
+class SignalGuard:
+    """The handlers of the caught signals; `worker_pids` are processes to pass a signal on to
+    (a run's xdist workers)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.worker_pids: list[int] = []
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[SignalGuard]:
+        """Handle the signals while the block runs (`active()` returns this guard); restore
+        the previous handlers after."""
+        global _ACTIVE
+        previous = {signum: signal.signal(signum, self._handle) for signum in CAUGHT}
+        outer, _ACTIVE = _ACTIVE, self
+        try:
+            yield self
+        finally:
+            _ACTIVE = outer
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is not None:
+            # Cleaning up after the first signal took too long for the user: go now.
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        self.received = signum
+        for pid in self.worker_pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGINT)
+        raise KeyboardInterrupt
+
+    @property
+    def exit_code(self) -> int | None:
+        """128 + the signal's number, once one was received."""
+        return None if self.received is None else 128 + self.received
+
+    def report(self) -> int:
+        """Say which signal stopped the run (one stderr line); return the exit code."""
+        assert self.received is not None
+        name = signal.Signals(self.received).name
+        print(f"bullmq-conformance: stopped by {name}", file=sys.stderr)
+        return 128 + self.received

@@ -1,0 +1,177 @@
+"""Helpers of the fault-matrix tests: a redis-server the test may kill, restart or misconfigure,
+a `run` in the background, and the process tree it leaves behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from conformance.servers.local import resolve_local
+
+TESTS = Path(__file__).parent
+FAULTY_ADAPTER = TESTS / "adapters" / "faulty.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """A redis-server of the test's own, on a fixed port, that it may kill and start again."""
+
+    args: Sequence[str] = ()
+    port: int = field(default_factory=free_port)
+    workdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="bmqc-fault-"))
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> ServerProcess:
+        self.proc = subprocess.Popen(
+            [resolve_local("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", self.workdir, *self.args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = self.client()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.01)
+            except redis.ResponseError:
+                break  # up, but refusing (a replica without its primary, say)
+        client.close()
+        return self
+
+    def client(self, **kwargs: Any) -> redis.Redis:
+        return redis.Redis(port=self.port, decode_responses=True, **kwargs)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        self.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def run_in_background(*args: str) -> subprocess.Popen[str]:
+    """`bullmq-conformance run ARGS`, with its output piped."""
+    return subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_until(check: Callable[[], bool], run: subprocess.Popen[str], what: str,
+               timeout: float = 60) -> None:
+    """Poll `check` until it holds; fail if the run ended first or `timeout` passed."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if run.poll() is not None:
+            out, err = run.communicate()
+            raise AssertionError(f"the run ended before {what}: {out[-1500:]}{err}")
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+def has_keys(client: redis.Redis, pattern: str) -> Callable[[], bool]:
+    """A check: a key matching `pattern` exists (a vector or example has started)."""
+    def check() -> bool:
+        try:
+            return any(True for _ in client.scan_iter(match=pattern, count=1000))
+        except redis.RedisError:
+            return False
+    return check
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid`, now."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in found:
+                    found.add(child)
+                    todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def survivors(pids: set[int], grace: float = 3.0) -> set[int]:
+    """Those of `pids` still alive after `grace` seconds."""
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        left = {pid for pid in pids if alive(pid)}
+        if not left:
+            return set()
+        time.sleep(0.02)
+    return {pid for pid in pids if alive(pid)}
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a background run ended."""
+
+    code: int
+    out: str
+    err: str
+    report: dict[str, Any] | None
+
+    @property
+    def err_lines(self) -> list[str]:
+        return [line for line in self.err.splitlines() if line.strip()]
+
+    def results(self, *outcomes: str) -> list[dict[str, Any]]:
+        rows = self.report["results"] if self.report else []
+        return [r for r in rows if not outcomes or r["outcome"] in outcomes]
+
+
+def finish(run: subprocess.Popen[str], report: Path | None = None,
+           timeout: float = 120) -> Ended:
+    """Wait for the run; its exit code, output and JSON report (if it wrote one)."""
+    try:
+        out, err = run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        out, err = run.communicate()
+        raise AssertionError(f"the run did not end within {timeout} s: {out[-1500:]}"
+                             f"{err[-1500:]}") from None
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    doc = json.loads(report.read_text()) if report is not None and report.is_file() else None
+    return Ended(run.returncode, out, err, doc)
+

@@ -1,0 +1,216 @@
+"""The fault matrix, Redis half: whatever happens to the server, the run ends with exit 3 and one
+line on stderr, and no vector is failed or errored because of it (README: "Fault matrix").
+
+Each test starts a redis-server of its own, so that it may kill, restart or misconfigure it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.fault_helpers import (
+    FAULTY_ADAPTER,
+    Ended,
+    ServerProcess,
+    finish,
+    has_keys,
+    run_in_background,
+    wait_until,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def server() -> Iterator[ServerProcess]:
+    proc = ServerProcess().start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def assert_infrastructure_error(ended: Ended, *wording: str) -> None:
+    """Exit 3, one stderr line naming the cause, no traceback, no verdict against the
+    candidate."""
+    assert ended.code == 3, ended.out[-2000:] + ended.err
+    assert len(ended.err_lines) == 1, ended.err
+    line = ended.err_lines[0]
+    assert line.startswith("bullmq-conformance: infrastructure error: "), line
+    assert any(word in line for word in wording), line
+    assert "Traceback" not in ended.out + ended.err
+    assert "INTERNALERROR" not in ended.out + ended.err
+    assert not ended.results("failed", "errored"), ended.results("failed", "errored")[:3]
+
+
+def test_killed_during_properties(server: ServerProcess, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "-k", "properties",
+                            "--examples", "400", "--report-json", str(report))
+    watcher = server.client()
+    wait_until(has_keys(watcher, "*bmqc-*"), run, "the first example")
+    time.sleep(0.2)  # well inside the examples, not at their first op
+    server.kill()
+    assert_infrastructure_error(finish(run, report), "Redis connection lost")
+
+
+def test_killed_with_two_workers(server: ServerProcess, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    run = run_in_background("-q", "-n", "2", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report))
+    wait_until(has_keys(server.client(), "*bmqc-*-w*-00002*"), run, "the 20th vector")
+    server.kill()
+    ended = finish(run, report)
+    assert_infrastructure_error(ended, "Redis connection lost")
+    assert ended.results("passed"), "vectors ran before the kill"
+
+
+def test_restarted_mid_run(server: ServerProcess, tmp_path: Path) -> None:
+    """Killed and started again on the same port: redis-py reconnects by itself, so only the
+    server's run_id (or a lost connection) tells that the vector in flight lost its keys."""
+    report = tmp_path / "r.json"
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report))
+    wait_until(has_keys(server.client(), "*bmqc-*-00002*"), run, "the 20th vector")
+    server.kill()
+    server.start()
+    assert_infrastructure_error(finish(run, report), "restarted", "connection lost",
+                                "dropped")
+
+
+def test_flushed_and_clients_killed_mid_run(server: ServerProcess, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report))
+    admin = server.client()
+    wait_until(has_keys(admin, "*bmqc-*-00002*"), run, "the 20th vector")
+    # Both at once, over and over, so that some vector is surely in flight.
+    while run.poll() is None:
+        pipe = admin.pipeline(transaction=True)
+        pipe.flushall()
+        pipe.client_kill_filter(_type="normal", skipme=True)
+        pipe.execute()
+        time.sleep(0.01)
+    assert_infrastructure_error(finish(run, report), "dropped", "connection lost")
+
+
+def test_a_read_only_replica_is_refused_before_the_first_vector(
+        server: ServerProcess, tmp_path: Path) -> None:
+    replica = ServerProcess(("--replicaof", "127.0.0.1", str(server.port))).start()
+    try:
+        report = tmp_path / "r.json"
+        ended = finish(run_in_background("-q", "--redis", f"url:{replica.url}", "--examples",
+                                         "0", "--report-json", str(report)), report)
+    finally:
+        replica.stop()
+    assert_infrastructure_error(ended, "read-only replica")
+    assert "before the first vector" in ended.err
+
+
+def test_out_of_memory_mid_run(server: ServerProcess, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report))
+    admin = server.client()
+    wait_until(has_keys(admin, "*bmqc-*-00002*"), run, "the 20th vector")
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", "1")
+    ended = finish(run, report)
+    assert_infrastructure_error(ended, "out of memory")
+    assert ended.results("passed"), "vectors ran before memory ran out"
+
+
+def test_an_acl_user_without_evalsha_is_refused(server: ServerProcess, tmp_path: Path) -> None:
+    server.client().acl_setuser("limited", enabled=True, passwords=["+secret"], keys=["*"],
+                                channels=["*"], commands=["+@all", "-evalsha"])
+    url = f"redis://limited:secret@127.0.0.1:{server.port}/0"
+    report = tmp_path / "r.json"
+    ended = finish(run_in_background("-q", "--redis", f"url:{url}", "--examples", "0",
+                                     "--report-json", str(report)), report)
+    assert_infrastructure_error(ended, "lacks a permission")
+
+
+def test_a_busy_script_mid_run(tmp_path: Path) -> None:
+    server = ServerProcess(("--busy-reply-threshold", "50")).start()
+    try:
+        report = tmp_path / "r.json"
+        run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                                "--report-json", str(report))
+        admin = server.client()
+        wait_until(has_keys(admin, "*bmqc-*-00002*"), run, "the 20th vector")
+        # A script that loops until it is killed, from another client.
+        looping = threading.Thread(target=_loop_script, args=(server,), daemon=True)
+        looping.start()
+        ended = finish(run, report)
+        _kill_script(server)
+        looping.join(timeout=10)
+    finally:
+        server.stop()
+    assert_infrastructure_error(ended, "busy running a script")
+
+
+def _loop_script(server: ServerProcess) -> None:
+    with contextlib.suppress(redis.RedisError):  # killed by SCRIPT KILL
+        server.client().eval("while true do end", 0)
+
+
+def _kill_script(server: ServerProcess) -> None:
+    admin = server.client()
+    for _ in range(100):
+        try:
+            admin.script_kill()
+            return
+        except redis.ResponseError as exc:
+            if "NOTBUSY" in str(exc):
+                return
+            time.sleep(0.05)
+
+
+def test_script_flush_mid_run_is_survived(server: ServerProcess, tmp_path: Path) -> None:
+    """NOSCRIPT after a SCRIPT FLUSH is not a fault: the scripts are loaded again, and every
+    vector still passes."""
+    report = tmp_path / "r.json"
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report))
+    admin = server.client()
+    wait_until(has_keys(admin, "*bmqc-*-00001*"), run, "the 10th vector")
+    flushes = 0
+    while run.poll() is None:
+        admin.script_flush()
+        flushes += 1
+        time.sleep(0.005)
+    ended = finish(run, report)
+    assert ended.code == 0, ended.out[-2000:] + ended.err
+    assert flushes > 10
+    assert not ended.results("failed", "errored")
+    assert len(ended.results("passed")) > 250
+
+
+def test_an_adapter_on_a_replica_is_not_blamed(server: ServerProcess, tmp_path: Path) -> None:
+    """A server that turns read-only mid-run (a failover) errors the adapter's writes; that is
+    the server's fault, found by the probe after the first errored vector."""
+    report = tmp_path / "r.json"
+    adapter = Path(__file__).parent.parent / "examples" / "textbook" / "adapter.py"
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report), "--expect",
+                            str(adapter.parent / "expectations.yaml"),
+                            "--candidate", f"command:{sys.executable} {adapter}")
+    admin = server.client()
+    wait_until(has_keys(admin, "*bmqc-*-00002*"), run, "the 20th vector")
+    other = ServerProcess().start()
+    try:
+        admin.replicaof("127.0.0.1", str(other.port))
+        ended = finish(run, report)
+    finally:
+        admin.replicaof("NO", "ONE")
+        other.stop()
+    assert_infrastructure_error(ended, "read-only replica", "connection lost")
+    assert FAULTY_ADAPTER.is_file()

@@ -1,0 +1,124 @@
+"""The fault matrix, signal half: SIGINT, SIGTERM and SIGHUP at several points of a run, with
+and without a hanging adapter. Each ends the run promptly with 128 + the signal's number and one
+stderr line, leaves no run key on a `url:` server and no child process alive (README: "Fault
+matrix")."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fault_helpers import (
+    FAULTY_ADAPTER,
+    ServerProcess,
+    descendants,
+    finish,
+    has_keys,
+    run_in_background,
+    survivors,
+    wait_until,
+)
+
+pytestmark = pytest.mark.slow
+
+#: Far longer than a prompt stop may take: a run that waited for the adapter would show.
+ADAPTER_TIMEOUT = "30"
+#: A generous bound for a loaded machine; README gives the times measured (target 1 s).
+PROMPT_S = 3.0
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+
+
+@pytest.fixture
+def server() -> Iterator[ServerProcess]:
+    proc = ServerProcess().start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def _hanging() -> list[str]:
+    return ["--candidate", f"command:{sys.executable} {FAULTY_ADAPTER} hang",
+            "--adapter-timeout", ADAPTER_TIMEOUT]
+
+
+#: Vectors whose `given` keys are written before the first op (where the adapter hangs).
+SEEDED = "pause/legacy-rename or promote-job/legacy-zero-marker-dropped"
+
+# (name, run arguments, keys a started run has on the server, what it is busy with)
+SCENARIOS = {
+    "vectors": (["--examples", "0"], "*bmqc-*-00002*"),
+    "properties": (["-k", "properties", "--examples", "400"], "*bmqc-*"),
+    "hanging-adapter": ([*_hanging(), "--examples", "0", "-k", SEEDED], "*bmqc-*"),
+    "two-workers": (["-n", "2", "--examples", "0"], "*bmqc-*-w*-00002*"),
+    "two-workers-hanging": (["-n", "2", *_hanging(), "--examples", "0", "-k", SEEDED],
+                            "*bmqc-*-w*"),
+}
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_a_signal_stops_the_run_cleanly(server: ServerProcess, tmp_path: Path, scenario: str,
+                                        signum: int) -> None:
+    args, started = SCENARIOS[scenario]
+    run = run_in_background("-q", "--redis", f"url:{server.url}", *args)
+    watcher = server.client()
+    wait_until(has_keys(watcher, started), run, "the run to be busy")
+    time.sleep(0.05)
+    children = descendants(run.pid)
+    if "hanging" in scenario or "workers" in scenario:
+        assert children, "the run has children (an adapter or xdist workers) to clean up"
+    sent = time.monotonic()
+    run.send_signal(signum)
+    ended = finish(run, timeout=60)
+    took = time.monotonic() - sent
+    assert ended.code == 128 + signum, ended.out[-2000:] + ended.err
+    assert took < PROMPT_S, f"{took:.2f} s"
+    assert ended.err_lines == [f"bullmq-conformance: stopped by {signal.Signals(signum).name}"]
+    assert "Traceback" not in ended.out + ended.err
+    assert not survivors(children), "a child of the run outlived it"
+    assert sorted(watcher.scan_iter(match="*bmqc-*", count=1000)) == []
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_a_signal_stops_the_redis_server_the_run_started(tmp_path: Path, signum: int) -> None:
+    run = run_in_background("-q", "--redis", "local", *_hanging(), "--examples", "0")
+    deadline = time.monotonic() + 30
+    spawned: set[int] = set()
+    while not spawned:
+        assert time.monotonic() < deadline and run.poll() is None, "no redis-server started"
+        spawned = {pid for pid in descendants(run.pid)
+                   if "redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(
+                       errors="replace")}
+        time.sleep(0.01)
+    time.sleep(0.5)  # the adapter has started and hangs in the first vector
+    children = descendants(run.pid)
+    run.send_signal(signum)
+    ended = finish(run, timeout=60)
+    assert ended.code == 128 + signum, ended.out[-2000:] + ended.err
+    assert not survivors(children | spawned)
+
+
+def test_a_signal_before_redis_answers(tmp_path: Path) -> None:
+    """SIGTERM while the run waits on its Redis (here: one that never replies) still ends it
+    at once, with its own exit code."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        run = run_in_background("-q", "--redis", f"url:redis://127.0.0.1:{port}/0")
+        time.sleep(1.0)
+        sent = time.monotonic()
+        run.send_signal(signal.SIGTERM)
+        ended = finish(run, timeout=60)
+    assert ended.code == 143, ended.out + ended.err
+    assert time.monotonic() - sent < PROMPT_S
+    assert "Traceback" not in ended.out + ended.err
