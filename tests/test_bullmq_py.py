@@ -11,7 +11,8 @@ import pytest
 
 from conformance import snapshot
 from conformance.candidates.base import QueueRef
-from conformance.candidates.bullmq_py import PythonClientCandidate, frozen_seconds
+from conformance.candidates.bullmq_package import frozen_seconds
+from conformance.candidates.bullmq_py import PythonClientCandidate
 from conformance.errors import CandidateError, CandidateSkipped
 from conformance.runner import QueueNames, run_vector
 from conformance.servers import ServerInfo, client_for

@@ -75,7 +75,10 @@ def from_spec(spec: str, timeout: float = ADAPTER_TIMEOUT_S) -> Candidate:
         directory = Path(spec.removeprefix("scripts:")).expanduser()
         if not directory.is_dir():
             raise UsageError(f"--candidate {spec}: {directory} is not a directory")
-        return ScriptsCandidate(directory.resolve())
+        try:
+            return ScriptsCandidate(directory.resolve())
+        except UsageError as exc:  # it holds none of the scripts
+            raise UsageError(f"--candidate {spec}: {exc}") from None
     if spec.startswith("command:"):
         return CommandCandidate(spec.removeprefix("command:"), timeout=timeout)
     if spec == "bullmq-node":

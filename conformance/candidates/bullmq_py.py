@@ -22,24 +22,36 @@ The package is asyncio-based; the candidate owns one private event loop and runs
 completion on it. The package reads the wall clock (`time.time()` in `bullmq.job` and
 `bullmq.scripts`); for the duration of an op those module attributes are patched to a clock
 frozen at the op's `timestamp`/`now`.
+
+Another package may provide the `bullmq` import (a fork, an older release). The run header
+names the distribution that does and warns unless it is the pinned official one (`describe`).
+Where its API differs, each op says so in one line: a method it lacks skips the op; a method
+whose signature does not take the arguments, and any exception the package raises, errors it;
+a reply of another shape than the op's result is passed on, to be judged with the state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import math
-import re
-import time
-from collections.abc import Awaitable, Callable, Iterator
+import inspect
+import warnings
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, TypeVar
-from unittest import mock
+from typing import Any, cast
 
 import redis
 
 from conformance.candidates.base import Capabilities, QueueRef
+from conformance.candidates.bullmq_package import (
+    PINNED_VERSION,
+    check_signature,
+    describe,
+    error_code,
+    frozen_clock,
+    one_line,
+    parent_key,
+)
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
@@ -56,15 +68,11 @@ from reference_impl.ops import (
     fetched,
 )
 
-INSTALL_HINT = "--candidate bullmq-py needs the official client: pip install bullmq==3.4.4"
-#: The package modules whose `time.time()` an op can reach (Job.__init__, Job.moveToDelayed,
-#: Scripts.moveToActive).
-CLOCK_MODULES = ("bullmq.job", "bullmq.scripts")
+INSTALL_HINT = ("--candidate bullmq-py needs the official client: "
+                f"pip install bullmq=={PINNED_VERSION}")
 #: KEYS of changeDelay-4 (PROTOCOL.md §7.3).
 CHANGE_DELAY_KEYS = ("delayed", "meta", "marker", "events")
-_UNKNOWN_CODE = re.compile(r"Unknown code (-?\d+) error for ")
 _REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
-T = TypeVar("T")
 
 
 def _import_bullmq() -> ModuleType:
@@ -76,47 +84,6 @@ def _import_bullmq() -> ModuleType:
     return module
 
 
-def frozen_seconds(ms: int) -> float:
-    """A float `s` with `round(s * 1000) == ms`, the way the package turns seconds into ms."""
-    s = ms / 1000
-    while round(s * 1000) < ms:
-        s = math.nextafter(s, math.inf)
-    while round(s * 1000) > ms:
-        s = math.nextafter(s, -math.inf)
-    return s
-
-
-class _FrozenTime:
-    """Stands in for the `time` module inside a bullmq module: `time()` is the op's clock."""
-
-    def __init__(self, ms: int) -> None:
-        self._now = frozen_seconds(ms)
-
-    def time(self) -> float:
-        """The op's clock in seconds."""
-        return self._now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
-@contextlib.contextmanager
-def frozen_clock(ms: int | None) -> Iterator[None]:
-    """Patch `time` in every module of `CLOCK_MODULES` to read `ms`, then restore it."""
-    if ms is None:
-        yield
-        return
-    clock = _FrozenTime(ms)
-    with contextlib.ExitStack() as stack:
-        for name in CLOCK_MODULES:
-            module = importlib.import_module(name)
-            if getattr(module, "time", None) is not time:
-                raise CandidateError(f"{name} no longer reads the clock through `time`; "
-                                     "cannot inject the op's clock")
-            stack.enter_context(mock.patch.object(module, "time", clock))
-        yield
-
-
 class PythonClientCandidate:
     """The official PyPI `bullmq` client: Queue for adds, Job/Scripts for the rest."""
 
@@ -126,6 +93,7 @@ class PythonClientCandidate:
         self._profile: KeyProfile | None = None
         self._queue_name: str | None = None
         self._queue: Any = None
+        self._described: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -140,12 +108,22 @@ class PythonClientCandidate:
 
     @property
     def version(self) -> str:
-        """The installed package version."""
-        return f"bullmq (PyPI) {_import_bullmq().__version__}"
+        """The distribution providing `bullmq` and its version, with a warning unless it is
+        the pinned official release."""
+        return self._describe()[1]
+
+    @property
+    def _package(self) -> str:
+        return self._describe()[0]
+
+    def _describe(self) -> tuple[str, str]:
+        if self._described is None:  # reads every installed distribution's metadata: once
+            self._described = describe(_import_bullmq())
+        return self._described
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:
         """Remember the server and key profile, and open the private event loop."""
-        _import_bullmq()
+        self._describe()
         self.close()
         self._url = redis_url
         self._profile = profile
@@ -178,23 +156,48 @@ class PythonClientCandidate:
             Pause: self._pause,
             Resume: self._pause,
         }
-        return handlers[type(op)](self._queue_for(queue), op)
+        try:
+            return handlers[type(op)](self._queue_for(queue), op)
+        except _REDIS_DOWN as exc:
+            if not _answers(client):
+                raise
+            raise CandidateError(f"{self._package} could not reach Redis ({one_line(exc)}) "
+                                 "while the suite's connection works: does it take the "
+                                 "`connection` URL?") from None
+        except (CandidateError, CandidateSkipped):
+            raise
+        except Exception as exc:  # the package differs somewhere no handler checks
+            raise CandidateError(f"{self._package}: {_PackageError(exc)}") from None
 
-    # -- queues and the loop --------------------------------------------------------------
+    # -- the package's API --------------------------------------------------------------------
 
-    def _run(self, awaitable: Awaitable[T], clock_ms: int | None, what: str) -> T:
+    def _member(self, owner: Any, attr: str, what: str) -> Any:
+        """`owner.attr`, or CandidateSkipped naming what the installed package lacks."""
+        found = getattr(owner, attr, None)
+        if found is None:
+            raise CandidateSkipped(f"{self._package} has no {what}")
+        return found
+
+    def _run(self, what: str, clock_ms: int | None, method: Any, *args: Any) -> Any:
+        """Call `method(*args)` on the frozen clock and await what it returns.
+
+        A signature that does not take the arguments is a CandidateError; an exception the
+        package raises comes back as _PackageError (for mapping to a script code).
+        """
         assert self._loop is not None
-
-        async def wrapped() -> T:
-            return await awaitable
-
+        if not callable(method):
+            raise CandidateSkipped(f"{self._package}'s {what} is not callable")
+        check_signature(method, args, what)
         try:
             with frozen_clock(clock_ms):
-                return self._loop.run_until_complete(wrapped())
+                reply = method(*args)
+                if inspect.isawaitable(reply):
+                    reply = self._loop.run_until_complete(_awaited(reply))
+                return reply
         except (CandidateError, CandidateSkipped, *_REDIS_DOWN):
             raise
         except redis.ResponseError as exc:
-            raise CandidateError(f"{what}: Redis replied {_one_line(exc)}") from None
+            raise CandidateError(f"{what}: Redis replied {one_line(exc)}") from None
         except Exception as exc:
             raise _PackageError(exc) from exc
 
@@ -202,119 +205,145 @@ class PythonClientCandidate:
         if self._queue_name == ref.name:
             return self._queue
         self._close_queue()
-        from bullmq import Queue
+        import bullmq
 
         assert self._profile is not None
+        queue_class = self._member(bullmq, "Queue", "Queue")
         try:
-            queue = Queue(self._profile.queue_part(ref.name),
-                          {"prefix": self._profile.prefix, "connection": self._url})
+            queue = queue_class(self._profile.queue_part(ref.name),
+                                {"prefix": self._profile.prefix, "connection": self._url})
         except Exception as exc:
-            raise CandidateError(f"Queue() failed: {_one_line(exc)}") from None
+            raise CandidateError(f"Queue() failed: {_PackageError(exc)}") from None
         self._queue, self._queue_name = queue, ref.name
-        if queue.keys[""] != ref.base:
-            raise CandidateError(f"the client's BASE is {queue.keys['']!r}, the suite expects "
+        keys = getattr(queue, "keys", None)
+        base = keys.get("") if isinstance(keys, dict) else None
+        # Without queue.keys the state diff shows a wrong BASE as missing and stray keys.
+        if base is not None and base != ref.base:
+            raise CandidateError(f"the client's BASE is {base!r}, the suite expects "
                                  f"{ref.base!r}: start() got another key profile")
         return queue
 
     def _close_queue(self) -> None:
         queue, self._queue, self._queue_name = self._queue, None, None
         if queue is not None and self._loop is not None:
-            with contextlib.suppress(Exception):
-                self._loop.run_until_complete(queue.close())
+            # An older release closes its connection through a redis-py call since deprecated:
+            # a warning per vector about the package, not about what it wrote.
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._loop.run_until_complete(_awaited(queue.close()))
 
-    # -- ops ------------------------------------------------------------------------------
+    def _job_handle(self, queue: Any, job_id: str) -> Any:
+        """A `Job` for an id, as `Job.fromId` gives for an existing one (no hash read needed)."""
+        import bullmq
+
+        job_class = self._member(bullmq, "Job", "Job")
+        args: tuple[Any, ...] = (queue, "", None, {}, job_id)
+        check_signature(job_class, args, "Job()")
+        try:
+            return job_class(*args)
+        except Exception as exc:
+            raise CandidateError(f"Job() failed: {_PackageError(exc)}") from None
+
+    def _scripts(self, queue: Any) -> Any:
+        return self._member(queue, "scripts", "Queue.scripts")
+
+    # -- ops ----------------------------------------------------------------------------------
 
     def _add(self, queue: Any, op: Add) -> Result:
         opts: dict[str, Any] = {**op.opts, "timestamp": op.timestamp}
         if op.job_id is not None:
             opts["jobId"] = op.job_id
+        add = self._member(queue, "add", "Queue.add")
         try:
-            job = self._run(queue.add(op.name, op.data, opts), op.timestamp, "Queue.add")
+            job = self._run("Queue.add", op.timestamp, add, op.name, op.data, opts)
         except _PackageError as exc:
-            from bullmq.utils import get_parent_key
-
-            context = {"parentKey": get_parent_key(opts.get("parent")), "command": "addJob"}
+            context = {"parentKey": parent_key(opts.get("parent")), "command": "addJob"}
             return _code_or_raise(queue, exc, context, "Queue.add")
-        if job.id is None:
-            raise CandidateError("Queue.add returned a job without an id")
-        return str(job.id)
+        job_id = getattr(job, "id", None)
+        if job_id is None:
+            raise CandidateError(f"Queue.add returned {job!r}, not a job with an id")
+        return str(job_id)
 
     def _move_to_active(self, queue: Any, op: MoveToActive) -> Result:
-        opts = {"lockDuration": op.lock_duration}
+        method = self._member(self._scripts(queue), "moveToActive", "Scripts.moveToActive")
         try:
-            reply = self._run(queue.scripts.moveToActive(op.token, opts), op.now,
-                              "Scripts.moveToActive")
+            reply = self._run("Scripts.moveToActive", op.now, method, op.token,
+                              {"lockDuration": op.lock_duration})
         except _PackageError as exc:
             raise CandidateError(f"Scripts.moveToActive raised {exc}") from None
-        if not isinstance(reply, list) or len(reply) != 4:
-            raise CandidateError(f"moveToActive returned {reply!r}, expected a 4-element array")
-        _, job, ttl, next_ms = reply
-        job_id = None if job in (0, "0", None) else str(job)
-        return fetched(job_id, int(ttl or 0), int(next_ms or 0))
+        if isinstance(reply, list) and len(reply) == 4:
+            _, job, ttl, next_ms = reply
+            with contextlib.suppress(TypeError, ValueError):  # else shown as it came
+                return fetched(None if job in (0, "0", None) else str(job), int(ttl or 0),
+                               int(next_ms or 0))
+        return _as_is(reply)
 
     def _promote(self, queue: Any, op: Promote) -> Result:
-        job = _job_handle(queue, op.job_id)
+        job = self._job_handle(queue, op.job_id)
         try:
-            self._run(job.promote(), None, "Job.promote")
+            reply = self._run("Job.promote", None, self._member(job, "promote", "Job.promote"))
         except _PackageError as exc:
             context = {"jobId": op.job_id, "command": "promote", "state": "delayed"}
             return _code_or_raise(queue, exc, context, "Job.promote")
-        return 0
+        return 0 if reply is None else _as_is(reply)
 
     def _change_priority(self, queue: Any, op: ChangePriority) -> Result:
-        job = _job_handle(queue, op.job_id)
-        opts = {"priority": op.priority, "lifo": op.lifo}
+        job = self._job_handle(queue, op.job_id)
+        method = self._member(job, "changePriority", "Job.changePriority")
         try:
-            self._run(job.changePriority(opts), None, "Job.changePriority")
+            reply = self._run("Job.changePriority", None, method,
+                              {"priority": op.priority, "lifo": op.lifo})
         except _PackageError as exc:
             context = {"jobId": op.job_id, "command": "changePriority"}
             return _code_or_raise(queue, exc, context, "Job.changePriority")
-        return 0
+        return 0 if reply is None else _as_is(reply)
 
     def _move_to_delayed(self, queue: Any, op: MoveToDelayed) -> Result:
         if op.skip_attempt and op.delay >= 0:
             # Job.moveToDelayed reads the (frozen) clock: delay = timestamp - now.
-            job = _job_handle(queue, op.job_id)
-            call, what = job.moveToDelayed(op.now + op.delay, op.token), "Job.moveToDelayed"
+            what = "Job.moveToDelayed"
+            job = self._job_handle(queue, op.job_id)
+            reply = self._delayed(queue, op, what, self._member(job, "moveToDelayed", what),
+                                  op.now + op.delay, op.token)
         else:
-            opts = {"skipAttempt": op.skip_attempt}
-            call = queue.scripts.moveToDelayed(op.job_id, op.now, op.delay, op.token, opts)
             what = "Scripts.moveToDelayed"
+            method = self._member(self._scripts(queue), "moveToDelayed", what)
+            reply = self._delayed(queue, op, what, method, op.job_id, op.now, op.delay,
+                                  op.token, {"skipAttempt": op.skip_attempt})
+        # Only a fetch-next (never asked for) returns a job.
+        return 0 if reply is None else _as_is(reply)
+
+    def _delayed(self, queue: Any, op: MoveToDelayed, what: str, method: Any,
+                 *args: Any) -> Any:
         try:
-            reply = self._run(call, op.now, what)
+            return self._run(what, op.now, method, *args)
         except _PackageError as exc:
             context = {"jobId": op.job_id, "command": "moveToDelayed", "state": "active"}
             return _code_or_raise(queue, exc, context, what)
-        if reply is not None:  # only a fetch-next (never asked for) returns a job
-            raise CandidateError(f"{what} returned {reply!r}, expected nothing")
-        return 0
 
     def _pause(self, queue: Any, op: Pause | Resume) -> Result:
-        pausing = isinstance(op, Pause)
-        what = "Queue.pause" if pausing else "Queue.resume"
+        what = "Queue.pause" if isinstance(op, Pause) else "Queue.resume"
+        method = self._member(queue, what.removeprefix("Queue."), what)
         try:
-            reply = self._run(queue.pause() if pausing else queue.resume(), None, what)
+            # Any reply is passed on: one of another shape (None from a release whose script
+            # returns nothing) is a return difference, judged with the state.
+            return _as_is(self._run(what, None, method))
         except _PackageError as exc:
             raise CandidateError(f"{what} raised {exc}") from None
-        if isinstance(reply, bool) or not isinstance(reply, int):
-            raise CandidateError(f"{what} returned {reply!r}, expected an integer")
-        return reply
 
     def _change_delay(self, queue: Any, op: ChangeDelay) -> Result:
-        scripts = queue.scripts
-        command = getattr(scripts, "commands", {}).get("changeDelay")
+        scripts = self._scripts(queue)
+        commands = getattr(scripts, "commands", None)
+        command = commands.get("changeDelay") if isinstance(commands, dict) else None
         if command is None:
-            raise CandidateSkipped("PyPI bullmq has no Job.changeDelay, and its Scripts does not "
-                                   "load the changeDelay-4.lua it ships")
+            raise CandidateSkipped(f"{self._package} has no Job.changeDelay, and its Scripts "
+                                   "does not load the changeDelay-4.lua it ships")
         keys = [scripts.keys[suffix] for suffix in CHANGE_DELAY_KEYS]
         args = [op.delay, str(op.now), op.job_id, scripts.toKey(op.job_id)]
         try:
-            reply = self._run(command(keys=keys, args=args), op.now, "changeDelay")
+            return _as_is(self._run("changeDelay", op.now, lambda: command(keys=keys, args=args)))
         except _PackageError as exc:
             raise CandidateError(f"changeDelay raised {exc}") from None
-        if isinstance(reply, bool) or not isinstance(reply, int):
-            raise CandidateError(f"changeDelay returned {reply!r}, expected an integer code")
-        return reply
 
 
 class _PackageError(Exception):
@@ -322,42 +351,28 @@ class _PackageError(Exception):
 
     def __init__(self, cause: BaseException) -> None:
         self.cause = cause
-        super().__init__(f"{type(cause).__name__}: {_one_line(cause)}")
+        kind = type(cause).__name__
+        super().__init__(f"{kind}: {one_line(cause)}" if str(cause).strip() else kind)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
-def _job_handle(queue: Any, job_id: str) -> Any:
-    """A `Job` for an id, as `Job.fromId` gives for an existing one (no hash read needed)."""
-    from bullmq import Job
-
-    return Job(queue, "", None, {}, job_id)
+def _as_is(reply: Any) -> Result:
+    # Passed on unchanged: the runner compares it with the expected return and shows it.
+    return cast(Result, reply)
 
 
-def error_code(scripts: Any, exc: BaseException, context: dict[str, Any]) -> int | None:
-    """The script code behind an exception from `Scripts.finishedErrors`, or None.
-
-    The package turns a negative script reply into an exception whose type and message depend
-    only on the code and `context` (jobId, command, state, parentKey). This rebuilds the
-    exception for each known code with the same context and compares; unknown codes are read
-    from the "Unknown code N error" message.
-    """
-    from bullmq.error_code import ErrorCode
-
-    for member in ErrorCode:
-        code = int(member.value)
-        expected = scripts.finishedErrors({**context, "code": code})
-        if type(expected) is type(exc) and str(expected) == str(exc):
-            return code
-    match = _UNKNOWN_CODE.match(str(exc)) if isinstance(exc, TypeError) else None
-    return int(match.group(1)) if match else None
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
 
 
 def _code_or_raise(queue: Any, exc: _PackageError, context: dict[str, Any], what: str) -> int:
-    code = error_code(queue.scripts, exc.cause, context)
+    code = error_code(getattr(queue, "scripts", None), exc.cause, context)
     if code is None or code >= 0:
         raise CandidateError(f"{what} raised {exc}") from None
     return code

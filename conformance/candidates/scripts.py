@@ -3,15 +3,22 @@
 Scripts are found by name and key count (`<name>-<numkeys>.lua`) and loaded with
 `register_script`, which caches the SHA and reloads on NOSCRIPT. Includes are resolved when
 present; inlined files (as the PyPI package ships them) load as they are.
+
+A directory holding none of the scripts is refused when the candidate is built (UsageError),
+naming folders below it that do hold some. A script that raises, or is missing while others are
+there, is a CandidateError (the vector is errored). A reply of another shape than the op's
+result (e.g. nil from a pause script that returns nothing) is passed on as it is: the runner
+compares it with the expected return and still judges the state.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 import redis
@@ -19,7 +26,7 @@ from redis.commands.core import Script
 
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.lua_includes import resolve
-from conformance.errors import CandidateError
+from conformance.errors import CandidateError, UsageError
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     OP_NAMES,
@@ -81,6 +88,67 @@ ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
 }
 _ADD_SCRIPT = {"standard": "addStandardJob", "delayed": "addDelayedJob",
                "prioritized": "addPrioritizedJob"}
+#: How far below a directory without scripts to look for one with them: levels, and folders.
+SEARCH_DEPTH = 4
+SEARCH_LIMIT = 2000
+
+
+def find_layout(directory: Path, name: str) -> Layout | None:
+    """The layout of `name` whose file is in `directory`: the 6.x one first, then variants."""
+    for layout in (LAYOUTS[name], *ALTERNATE_LAYOUTS.get(name, ())):
+        # os.path.isfile: False, not an exception, in a folder we may not read
+        if os.path.isfile(directory / layout.file_name):
+            return layout
+    return None
+
+
+def count_scripts(directory: Path) -> int:
+    """How many of the scripts the ops need `directory` holds."""
+    return sum(1 for name in LAYOUTS if find_layout(directory, name) is not None)
+
+
+def folders_with_scripts(directory: Path) -> list[Path]:
+    """Folders below `directory` (at most SEARCH_DEPTH levels, SEARCH_LIMIT folders, no hidden
+    ones, no symlinks) that hold some of the needed scripts: most scripts first, then nearest."""
+    found: list[tuple[int, int, str, Path]] = []
+    level, depth, visited = [directory], 0, 0
+    while level and depth < SEARCH_DEPTH and visited < SEARCH_LIMIT:
+        depth += 1
+        below: list[Path] = []
+        for parent in level:
+            try:
+                with os.scandir(parent) as entries:
+                    below += sorted(Path(e.path) for e in entries if not e.name.startswith(".")
+                                    and e.is_dir(follow_symlinks=False))
+            except OSError:
+                continue  # unreadable: nothing to suggest from there
+        below = below[:SEARCH_LIMIT - visited]
+        visited += len(below)
+        found += [(-count, depth, str(path), path) for path in below
+                  if (count := count_scripts(path))]
+        level = below
+    return [path for *_, path in sorted(found)]
+
+
+def check_directory(directory: Path) -> None:
+    """Raise UsageError (one line) unless `directory` holds at least one needed script.
+
+    The message names the files looked for, files of the same names with other KEYS counts (an
+    older release), and the folders below that hold some (e.g. a package's `commands/`).
+    """
+    if count_scripts(directory) > 0:
+        return
+    wanted = [layout.file_name for name in LAYOUTS
+              for layout in (LAYOUTS[name], *ALTERNATE_LAYOUTS.get(name, ()))]
+    text = f"{directory} holds none of the scripts the ops need ({', '.join(wanted)})"
+    others = sorted(p.name for name in LAYOUTS for p in directory.glob(f"{name}-*.lua"))
+    if others:
+        text += (f"; it has {', '.join(others)}: other KEYS counts than BullMQ 6.x's "
+                 "(an older release?)")
+    below = folders_with_scripts(directory)
+    if below:
+        text += f"; did you mean {' or '.join(str(p) for p in below[:3])}?"
+    raise UsageError(text)
 
 
 def _pack(value: Any) -> bytes:
@@ -92,6 +160,8 @@ class ScriptsCandidate:
     """A directory of BullMQ-convention scripts (ours in `lua/`, or an official release's)."""
 
     def __init__(self, directory: Path, label: str | None = None) -> None:
+        """Raises UsageError when `directory` holds none of the scripts (`check_directory`)."""
+        check_directory(directory)
         self.directory = directory
         self._label = label or f"scripts:{directory}"
         self._texts: dict[str, str] = {}
@@ -106,7 +176,7 @@ class ScriptsCandidate:
     @property
     def version(self) -> str:
         """The directory, how many of the needed scripts it holds, and which variants."""
-        found = [lay for lay in map(self._find, LAYOUTS) if lay is not None]
+        found = [lay for name in LAYOUTS if (lay := find_layout(self.directory, name))]
         variants = [lay.file_name for lay in found if lay != LAYOUTS[lay.name]]
         extra = f", using {', '.join(variants)}" if variants else ""
         return f"{self.directory} ({len(found)}/{len(LAYOUTS)} scripts{extra})"
@@ -117,13 +187,6 @@ class ScriptsCandidate:
         since its scripts go through the suite's client."""
         return Capabilities(cluster=True, ops=frozenset(OP_NAMES))
 
-    def _find(self, name: str) -> Layout | None:
-        """The layout whose file exists: the 6.x registry layout first, then the variants."""
-        for layout in (LAYOUTS[name], *ALTERNATE_LAYOUTS.get(name, ())):
-            if (self.directory / layout.file_name).is_file():
-                return layout
-        return None
-
     def start(self, redis_url: str, profile: KeyProfile) -> None:
         """Nothing to start: scripts run through the client passed to apply()."""
 
@@ -132,7 +195,7 @@ class ScriptsCandidate:
 
     def _layout(self, name: str) -> Layout:
         if name not in self._layouts:
-            layout = self._find(name)
+            layout = find_layout(self.directory, name)
             if layout is None:
                 wanted = LAYOUTS[name]
                 others = sorted(p.name for p in self.directory.glob(f"{name}-*.lua"))
@@ -187,16 +250,13 @@ class ScriptsCandidate:
         args = [_pack(packed), json.dumps(op.data, separators=(",", ":")), _pack(dict(op.opts))]
         reply = _as_result(self._call(client, queue, _ADD_SCRIPT[op.route()], args))
         # Auto ids come back as Lua numbers; error codes are negative.
-        return reply if isinstance(reply, int) and reply < 0 else str(reply)
+        return str(reply) if isinstance(reply, int) and reply >= 0 else reply
 
     def _move_to_active(self, client: redis.Redis, queue: QueueRef, op: MoveToActive) -> Result:
         opts = {"token": op.token, "lockDuration": op.lock_duration}
-        reply = self._call(client, queue, "moveToActive", [queue.base, op.now, _pack(opts)])
-        if not isinstance(reply, list) or len(reply) != 4:
-            raise CandidateError(f"moveToActive returned {reply!r}, expected a 4-element array")
-        _, job, ttl, next_ms = reply
-        job_id = None if job in (0, "0", None) else str(job)
-        return fetched(job_id, int(ttl), int(next_ms))
+        reply = _as_result(self._call(client, queue, "moveToActive",
+                                      [queue.base, op.now, _pack(opts)]))
+        return fetched_or_raw(reply)
 
     def _promote(self, client: redis.Redis, queue: QueueRef, op: Promote) -> Result:
         return _as_result(self._call(client, queue, "promote", [queue.base, op.job_id]))
@@ -209,7 +269,6 @@ class ScriptsCandidate:
         args = [op.priority, queue.base, op.job_id, "1" if op.lifo else "0"]
         return _as_result(self._call(client, queue, "changePriority", args))
 
-
     def _move_to_delayed(self, client: redis.Redis, queue: QueueRef, op: MoveToDelayed) -> Result:
         args = [queue.base, op.now, op.job_id, op.token, op.delay,
                 "1" if op.skip_attempt else "0", "", "0"]
@@ -221,9 +280,30 @@ class ScriptsCandidate:
                                      swap=not pausing))
 
 
-def _as_result(reply: Any) -> Result:
-    if isinstance(reply, bool) or not isinstance(reply, int | str | bytes):
-        raise CandidateError(f"unexpected script reply {reply!r}")
+def decoded(reply: Any) -> Any:
+    """A Redis reply with bytes decoded as UTF-8 (undecodable bytes kept), in arrays too."""
     if isinstance(reply, bytes):
-        return reply.decode()
+        try:
+            return reply.decode()
+        except UnicodeDecodeError:
+            return reply
+    if isinstance(reply, list):
+        return [decoded(item) for item in reply]
     return reply
+
+
+def _as_result(reply: Any) -> Result:
+    # Any shape is passed on: a reply that is not the op's result (nil, an array) is a return
+    # difference for the runner to show beside the state diff, not a reason to skip judging.
+    return cast(Result, decoded(reply))
+
+
+def fetched_or_raw(reply: Any) -> Result:
+    """moveToActive's `[hash, id or 0, ttl, next]` normalized, or any other reply as it is."""
+    if isinstance(reply, list) and len(reply) == 4:
+        _, job, ttl, next_ms = reply
+        try:
+            return fetched(None if job in (0, "0", None) else str(job), int(ttl), int(next_ms))
+        except (TypeError, ValueError):
+            pass  # e.g. a non-numeric ttl: shown as it came
+    return cast(Result, reply)
