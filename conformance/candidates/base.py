@@ -72,7 +72,11 @@ class Candidate(Protocol):
         ...
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
-        """Apply `op` to `queue` and return its normalized result."""
+        """Apply `op` to `queue` and return its normalized result.
+
+        A reply of another shape than the op's result (a script that returns nothing, say) is
+        returned as it came, for the runner to compare with the vector's return.
+        """
         ...
 
     def close(self) -> None:
