@@ -15,6 +15,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from types import FrameType
 
@@ -35,6 +36,7 @@ class SignalGuard:
     def __init__(self) -> None:
         self.received: int | None = None
         self.worker_pids: list[int] = []
+        self._deferred = False
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[SignalGuard]:
@@ -51,15 +53,24 @@ class SignalGuard:
                 signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None:
+        if self.received is not None and not self._deferred:
             # Cleaning up after the first signal took too long for the user: go now.
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        first = self.received is None
         self.received = signum
-        for pid in self.worker_pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGINT)
+        if _in_finalizer(frame):
+            # An exception raised in a __del__ is printed and dropped, and the run would go
+            # on: deliver the signal again in a moment, outside the finalizer.
+            self._deferred = True
+            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+            return
+        self._deferred = False
+        if first:
+            for pid in self.worker_pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGINT)
         raise KeyboardInterrupt
 
     @property
@@ -73,3 +84,12 @@ class SignalGuard:
         name = signal.Signals(self.received).name
         print(f"bullmq-conformance: stopped by {name}", file=sys.stderr)
         return 128 + self.received
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether the signal interrupted a `__del__` (or code it called)."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False

@@ -92,14 +92,21 @@ def wait_until(check: Callable[[], bool], run: subprocess.Popen[str], what: str,
         time.sleep(0.005)
 
 
-def has_keys(client: redis.Redis, pattern: str) -> Callable[[], bool]:
-    """A check: a key matching `pattern` exists (a vector or example has started)."""
+def has_keys(client: redis.Redis, *patterns: str) -> Callable[[], bool]:
+    """A check: a key matching one of `patterns` exists (a vector or example has started)."""
     def check() -> bool:
         try:
-            return any(True for _ in client.scan_iter(match=pattern, count=1000))
+            return any(True for pattern in patterns
+                       for _ in client.scan_iter(match=pattern, count=1000))
         except redis.RedisError:
             return False
     return check
+
+
+#: Keys of the 20th queue or any later one (queue names count up: bmqc-<run>-000001, ...).
+PAST_20 = ("*bmqc-*-0000[2-9]?*", "*bmqc-*-000[1-9]??*")
+#: The same under xdist, whose workers number their queues bmqc-<run>-w<i>-000001, ...
+PAST_20_WORKERS = ("*bmqc-*-w*-0000[2-9]?*", "*bmqc-*-w*-000[1-9]??*")
 
 
 def descendants(pid: int) -> set[int]:

@@ -16,7 +16,8 @@ PACKAGES = ("conformance", "reference_impl")
 #: The longest matching prefix places a module.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("conformance.cli", "conformance.__main__", "conformance.commands",
-     "conformance.run_command", "conformance.plugin"),
+     "conformance.run_command", "conformance.plugin", "conformance.terminal",
+     "conformance.signals"),
     ("conformance.active_run", "conformance.items"),
     ("conformance.reports", "conformance.selftest", "conformance.properties",
      "conformance.candidates.adapter_check"),

@@ -15,6 +15,8 @@ import pytest
 
 from tests.fault_helpers import (
     FAULTY_ADAPTER,
+    PAST_20,
+    PAST_20_WORKERS,
     ServerProcess,
     descendants,
     finish,
@@ -53,12 +55,12 @@ SEEDED = "pause/legacy-rename or promote-job/legacy-zero-marker-dropped"
 
 # (name, run arguments, keys a started run has on the server, what it is busy with)
 SCENARIOS = {
-    "vectors": (["--examples", "0"], "*bmqc-*-00002*"),
-    "properties": (["-k", "properties", "--examples", "400"], "*bmqc-*"),
-    "hanging-adapter": ([*_hanging(), "--examples", "0", "-k", SEEDED], "*bmqc-*"),
-    "two-workers": (["-n", "2", "--examples", "0"], "*bmqc-*-w*-00002*"),
+    "vectors": (["--examples", "0"], PAST_20),
+    "properties": (["-k", "properties", "--examples", "400"], ("*bmqc-*",)),
+    "hanging-adapter": ([*_hanging(), "--examples", "0", "-k", SEEDED], ("*bmqc-*",)),
+    "two-workers": (["-n", "2", "--examples", "0"], PAST_20_WORKERS),
     "two-workers-hanging": (["-n", "2", *_hanging(), "--examples", "0", "-k", SEEDED],
-                            "*bmqc-*-w*"),
+                            ("*bmqc-*-w*",)),
 }
 
 
@@ -69,7 +71,7 @@ def test_a_signal_stops_the_run_cleanly(server: ServerProcess, tmp_path: Path, s
     args, started = SCENARIOS[scenario]
     run = run_in_background("-q", "--redis", f"url:{server.url}", *args)
     watcher = server.client()
-    wait_until(has_keys(watcher, started), run, "the run to be busy")
+    wait_until(has_keys(watcher, *started), run, "the run to be busy")
     time.sleep(0.05)
     children = descendants(run.pid)
     if "hanging" in scenario or "workers" in scenario:
