@@ -5,9 +5,9 @@ Duplicate keys, anchors and aliases, merge keys, non-string keys, dates, sets, b
 line: `file:line: id: message`, with the id of the test it happened in where that can be told.
 
 Before the file is composed, `too_deep` reads its event stream for collections nested deeper
-than `MAX_DEPTH`: the composers recurse once per level (libyaml's overflows the C stack, a
-segfault, near 25,000 levels; PyYAML's raises RecursionError near 500), while the parsers that
-produce the events keep an explicit stack.
+than `MAX_DEPTH`: the composers recurse once per level (libyaml's overflows an 8 MB C stack,
+a segfault, between 20,000 and 25,000 levels; PyYAML's raises RecursionError near 500), while
+the parsers that produce the events keep an explicit stack.
 """
 
 from __future__ import annotations
