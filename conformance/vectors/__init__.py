@@ -40,6 +40,7 @@ from reference_impl.ops import Op, op_from_dict
 #: Top-level keys that make a YAML file a vector file (block style, at the start of a line).
 _HEADER_KEYS = frozenset({"schema_version", "area", "tests"})
 _HEADER_KEY = re.compile(r"""^(["']?)(schema_version|area|tests)\1[ \t]*:""", re.MULTILINE)
+_HEADER_WORD = re.compile(r"\b(schema_version|area|tests)\b")
 
 
 def looks_like_vector_file(path: Path) -> bool:
@@ -54,6 +55,10 @@ def looks_like_vector_file(path: Path) -> bool:
         return True
     if not text.lstrip().startswith("{"):
         return False
+    if vector_yaml.too_deep(text) is not None:
+        # Too deep to parse safely: a vector file when it names the header keys, so that
+        # loading it reports the nesting; any other file is left alone.
+        return set(_HEADER_WORD.findall(text)) >= _HEADER_KEYS
     try:  # a flow-style (JSON-like) document
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:

@@ -28,6 +28,7 @@ import yaml
 
 from conformance.errors import UsageError
 from conformance.outcomes import Outcome
+from conformance.vectors.yaml_strict import nesting_message, too_deep
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -84,13 +85,23 @@ class Expectations:
 def load(path: Path) -> Expectations:
     """Read and validate an expectations file. Raises UsageError with a one-line cause."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--expect {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise UsageError(f"--expect {path}:{line}: not UTF-8 text") from None
+    deep = too_deep(text, loader=yaml.SafeLoader)
+    if deep is not None:  # composing it would exhaust the recursion limit
+        raise UsageError(f"--expect {path}:{deep}: {nesting_message()}")
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise UsageError(f"--expect {where}: invalid YAML") from None
+    except ValueError:  # an integer of thousands of digits, which Python refuses to read
+        raise UsageError(f"--expect {path}: invalid YAML: a number too long to read") from None
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_SCHEMA)
                                              .iter_errors(data))
     if error is not None:

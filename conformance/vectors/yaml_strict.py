@@ -1,8 +1,13 @@
 """Strict YAML for vector files: JSON-compatible YAML only, with the line of every test.
 
-Duplicate keys, anchors and aliases, merge keys, non-string keys, dates, sets, binary, .nan
-and .inf are errors. A parse error becomes one `VectorError` line: `file:line: id: message`,
-with the id of the test it happened in where that can be told.
+Duplicate keys, anchors and aliases, merge keys, non-string keys, dates, sets, binary, .nan,
+.inf and integers beyond a double's range are errors. A parse error becomes one `VectorError`
+line: `file:line: id: message`, with the id of the test it happened in where that can be told.
+
+Before the file is composed, `too_deep` reads its event stream for collections nested deeper
+than `MAX_DEPTH`: the composers recurse once per level (libyaml's overflows an 8 MB C stack,
+a segfault, between 20,000 and 25,000 levels; PyYAML's raises RecursionError near 500), while
+the parsers that produce the events keep an explicit stack.
 """
 
 from __future__ import annotations
@@ -19,6 +24,45 @@ from conformance.errors import VectorError
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _JSON_ONLY = "vector files are JSON-compatible YAML"
+
+#: The deepest nesting of mappings and sequences a vector file may have. The bundled vectors
+#: reach 11 (tests, a test, expect, keys, a key, hash, opts, json, and job data), so this
+#: leaves room for deep job data while staying far from either composer's recursion limit.
+MAX_DEPTH = 64
+_OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def too_deep(text: str, limit: int = MAX_DEPTH, loader: type[Any] | None = None) -> int | None:
+    """The 1-based line of the first collection nested deeper than `limit`, or None.
+
+    `loader` is the class that will compose the text (the fastest safe loader by default).
+    Only its events are read, one at a time, stopping at that collection. A syntax error ends
+    the scan with None: composing stops at the same error, with no deeper nesting before it,
+    and reports it with its context.
+    """
+    depth = 0
+    parser: Any = (loader or _Loader)(text)
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, _OPENS):
+                depth += 1
+                if depth > limit:
+                    mark = event.start_mark
+                    return (mark.line if mark is not None else 0) + 1
+            elif isinstance(event, _CLOSES):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        parser.dispose()
+    return None
+
+
+def nesting_message(limit: int = MAX_DEPTH) -> str:
+    """What a file nested deeper than `limit` is told."""
+    return f"mappings and sequences nested more than {limit} deep"
 
 
 class _Rejected(Exception):
@@ -70,6 +114,18 @@ class _VectorLoader(_Loader):  # type: ignore[misc, valid-type]
             mapping[key] = self._child(value_node, deep)
         return mapping
 
+    def construct_json_int(self, node: yaml.Node) -> int:
+        """An integer, but not one beyond a double's range: no JSON reader holds it, and past
+        4300 digits Python will not even read it."""
+        try:
+            value: int = self.construct_yaml_int(node)
+            float(value)
+        except (ValueError, OverflowError):
+            shown = node.value if len(node.value) <= 24 else node.value[:20] + "..."
+            raise _Rejected(node.start_mark, f"integer {shown} ({len(node.value)} characters) "
+                                             "is beyond the range of a JSON number") from None
+        return value
+
     def construct_finite_float(self, node: yaml.Node) -> float:
         """A float, but not .nan or .inf, which JSON cannot write."""
         value: float = self.construct_yaml_float(node)
@@ -86,6 +142,7 @@ class _VectorLoader(_Loader):  # type: ignore[misc, valid-type]
         raise _Rejected(node.start_mark, f"!!{kind} values are not JSON")
 
 
+_VectorLoader.add_constructor("tag:yaml.org,2002:int", _VectorLoader.construct_json_int)
 _VectorLoader.add_constructor("tag:yaml.org,2002:float", _VectorLoader.construct_finite_float)
 for _tag in ("timestamp", "binary", "set", "omap", "pairs"):
     _VectorLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _VectorLoader.construct_not_json)
@@ -144,6 +201,9 @@ def compose(path: Path, raw: bytes) -> tuple[str, Any, list[int], dict[str, int]
         near = _id_before(raw.decode("utf-8", "replace"), line)
         raise VectorError(f"vector file is not UTF-8 (byte 0x{raw[exc.start]:02x})",
                           f"{path}:{line}", near) from None
+    deep = too_deep(text)
+    if deep is not None:
+        raise VectorError(nesting_message(), f"{path}:{deep}", _id_before(text, deep))
     loader = _VectorLoader(text)
     spans: list[_Span] | None = None
     try:
