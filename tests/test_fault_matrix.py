@@ -48,6 +48,7 @@ def assert_infrastructure_error(ended: Ended, *wording: str) -> None:
     line = ended.err_lines[0]
     assert line.startswith("bullmq-conformance: infrastructure error: "), line
     assert any(word in line for word in wording), line
+    assert (ended.out + ended.err).count(line.split(": ", 2)[2]) == 1, "printed once"
     assert "Traceback" not in ended.out + ended.err
     assert "INTERNALERROR" not in ended.out + ended.err
     assert not ended.results("failed", "errored"), ended.results("failed", "errored")[:3]

@@ -1,0 +1,87 @@
+"""`run`'s terminal: none of pytest's internals, each error once, and -v, -x, --lf, --ff."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fault_helpers import FAULTY_ADAPTER
+
+CRASHING = f"command:{sys.executable} {FAULTY_ADAPTER} crash"
+#: pytest's own words, which mean nothing to a port author.
+INTERNALS = ("rootdir", "configfile", "inifile", "plugins:", "collected", "platform linux",
+             "_pytest", "conformance/items.py", "--full-trace", "SKIPPED [", "short test summary",
+             "test session starts", "Traceback")
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`run ARGS` from `tmp_path`, with a cache of its own (what --lf remembers)."""
+    env = {**os.environ, "BULLMQ_CONFORMANCE_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--examples", "0",
+                           *args], capture_output=True, text=True, timeout=300, check=False,
+                          cwd=tmp_path, env=env)
+
+
+def test_no_pytest_internals_in_a_mixed_run(tmp_path: Path, redis_url: str) -> None:
+    proc = run(tmp_path, "--redis", redis_url, "--candidate", CRASHING, "-k", "band-bump or "
+               "cluster or properties", "--examples", "3")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert [word for word in INTERNALS if word in out] == []
+    assert re.search(r"^\d+ selected \(\d+ deselected\)$", proc.stdout, re.M), proc.stdout
+    # skipped ones are grouped by reason; the properties row has its label
+    assert "--- skipped (6) ---" in proc.stdout
+    assert re.search(r"^properties [EF.]$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^\d+ errored, \d+ skipped in [\d.]+ s$", proc.stdout, re.M)
+
+
+def test_verbose_names_every_result(tmp_path: Path, redis_url: str) -> None:
+    proc = run(tmp_path, "--redis", redis_url, "-v", "-k", "band-bump")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.endswith(" PASSED")]
+    assert len(lines) == 20
+    assert all(line.startswith("vectors/band-bump.yaml::band-bump/") for line in lines)
+
+
+def test_exitfirst_stops_at_the_first_errored_vector(tmp_path: Path, redis_url: str) -> None:
+    proc = run(tmp_path, "--redis", redis_url, "--candidate", CRASHING, "-x", "-q")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("1 errored in ")
+
+
+def test_last_failed_and_failed_first(tmp_path: Path, redis_url: str) -> None:
+    """A crashing adapter errors band-bump's vectors; --lf then reruns just those, and --ff
+    runs them before the rest. Nothing is written to the current folder."""
+    first = run(tmp_path, "--redis", redis_url, "--candidate", CRASHING, "-k", "band-bump")
+    assert first.returncode == 1
+    again = run(tmp_path, "--redis", redis_url, "--lf", "-v")
+    assert again.returncode == 0, again.stdout + again.stderr
+    ran = [line.split("::")[1].split()[0] for line in again.stdout.splitlines()
+           if line.startswith("vectors/")]
+    assert len(ran) == 20 and all(vid.startswith("band-bump/") for vid in ran)
+    assert "20 selected (259 deselected)" in again.stdout
+    # Both passed now: --ff has nothing to put first, so it runs all in file order; make
+    # band-bump fail again, then check the order.
+    run(tmp_path, "--redis", redis_url, "--candidate", CRASHING, "-k", "next-wake")
+    ordered = run(tmp_path, "--redis", redis_url, "--ff", "-v")
+    ids = [line.split("::")[1].split()[0] for line in ordered.stdout.splitlines()
+           if line.startswith("vectors/")]
+    failed_before = [i for i in ids if i.startswith("next-wake/")]
+    assert ids[:len(failed_before)] == failed_before
+    assert len(ids) == 279
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+
+
+@pytest.mark.slow
+def test_an_infrastructure_error_is_printed_once(tmp_path: Path) -> None:
+    from tests.fault_helpers import free_port
+
+    proc = run(tmp_path, "--redis", f"url:redis://127.0.0.1:{free_port()}/0")
+    assert proc.returncode == 3
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1 and "infrastructure error" in lines[0], lines
