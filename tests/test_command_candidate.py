@@ -30,6 +30,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         ("badseq", "adapter answered seq 8 to request seq 1"),
         ("schema", "reply does not match the adapter protocol"),
         ("errored", "ValueError: nope"),
+        ("non-utf8", "adapter wrote bytes that are not UTF-8: b'\\xff\\xfe{\"ok\": true"),
     ],
 )
 def test_faulty_adapter_makes_vectors_errored_and_run_goes_on(
@@ -40,6 +41,7 @@ def test_faulty_adapter_makes_vectors_errored_and_run_goes_on(
                    "--report-json", str(report))
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
     assert "Traceback" not in proc.stderr
+    assert "Traceback (most recent call last)" not in proc.stdout  # e.g. from a reader thread
     results = json.loads(report.read_text())["results"]
     assert len(results) == 3  # every selected vector ran: the adapter was restarted
     assert all(r["outcome"] == "errored" for r in results), results

@@ -13,13 +13,15 @@ import contextlib
 import json
 import secrets
 import shlex
+import subprocess
 from typing import Any
 
 from conformance import servers, snapshot
 from conformance.candidates.base import QueueRef
-from conformance.candidates.command import PROTOCOL_VERSION, Adapter
-from conformance.errors import CandidateError, UsageError
+from conformance.candidates.command import PROTOCOL_VERSION, Adapter, start_request
+from conformance.errors import CandidateError, Exit, UsageError
 from conformance.session import profile_for
+from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     Add,
     ChangeDelay,
@@ -60,52 +62,78 @@ def _describe(reply: dict[str, Any]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """`adapter check`: run the smoke sequence against `args.adapter_command`; print one line
-    per exchange. Returns 0 when all replies are valid, 1 otherwise."""
+    per exchange. Returns 0 when all replies are valid, 1 when one is not, and 4
+    (`Exit.CANDIDATE`) when the adapter does not start: it cannot be run, or it exits, stays
+    silent or answers anything but an `implementation` reply to `start`."""
     command, redis_spec = args.adapter_command, args.redis
     profile_name, timeout = args.profile, args.adapter_timeout
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise UsageError(f"cannot parse adapter command {command!r}: {exc}") from None
+    if not argv:
+        raise UsageError("adapter check needs a command line, e.g. 'node adapter.js'")
     profile = profile_for(profile_name)
     queue = QueueRef(profile, f"bmqc-check-{secrets.token_hex(4)}")
-    problems = 0
     with servers.provision(redis_spec) as info:
         print(f"adapter check: {command!r} against {info.kind} {info.engine} {info.version}, "
               f"profile {profile.name}, protocol {PROTOCOL_VERSION}")
-        adapter = Adapter(argv)
         try:
-            reply = adapter.request({"type": "start", "protocol": PROTOCOL_VERSION,
-                                     "redis": info.url,
-                                     "profile": {"name": profile.name, "prefix": profile.prefix,
-                                                 "hash_tag": profile.hash_tag}}, timeout)
-            if "implementation" not in reply:
-                print(f"FAIL start: expected an implementation reply, got {json.dumps(reply)}")
-                return 1
-            print(f"ok   start: {json.dumps(reply['implementation'])}")
-            for op, result_type in SMOKE:
-                step = op_to_dict(op)
-                reply = adapter.request({"type": "op", "queue": queue.name, "base": queue.base,
-                                         "op": step}, timeout)
-                fields = ", ".join(f"{k}={v}" for k, v in step.items() if k != "op")
-                name = f"{step['op']}({fields})"
-                if "result" in reply and not isinstance(reply["result"], result_type):
-                    problems += 1
-                    print(f"FAIL {name}: result should be a JSON "
-                          f"{'string' if result_type is str else result_type.__name__}, "
-                          f"got {json.dumps(reply['result'])}")
-                else:
-                    print(f"ok   {name}: {_describe(reply)}")
-            reply = adapter.request({"type": "stop"}, timeout)
-            print("ok   stop")
-            adapter.proc.wait(timeout=timeout)
+            adapter = Adapter(argv)
         except CandidateError as exc:
-            problems += 1
-            print(f"FAIL {exc}")
+            print(f"FAIL start: {exc}")
+            print("adapter check: the adapter did not start")
+            return Exit.CANDIDATE
+        try:
+            if not _started(adapter, info.url, profile, timeout):
+                print("adapter check: the adapter did not start")
+                return Exit.CANDIDATE
+            problems = _smoke(adapter, queue, timeout)
         finally:
             adapter.kill()
             with contextlib.suppress(Exception):
                 snapshot.delete_queue(servers.client_for(info), queue)
     print("adapter check: all replies follow protocol 1" if not problems
           else f"adapter check: {problems} problem(s)")
-    return 0 if not problems else 1
+    return Exit.OK if not problems else Exit.FAILED
+
+
+def _started(adapter: Adapter, redis_url: str, profile: KeyProfile, timeout: float) -> bool:
+    """Send `start`; print its outcome."""
+    try:
+        reply = adapter.request(start_request(redis_url, profile), timeout)
+    except CandidateError as exc:
+        print(f"FAIL start: {exc}")
+        return False
+    if "implementation" not in reply:
+        print(f"FAIL start: expected an implementation reply, got {json.dumps(reply)}")
+        return False
+    print(f"ok   start: {json.dumps(reply['implementation'])}")
+    return True
+
+
+def _smoke(adapter: Adapter, queue: QueueRef, timeout: float) -> int:
+    """Send the smoke ops and `stop`; print one line each. Returns the number of problems."""
+    problems = 0
+    try:
+        for op, result_type in SMOKE:
+            step = op_to_dict(op)
+            reply = adapter.request({"type": "op", "queue": queue.name, "base": queue.base,
+                                     "op": step}, timeout)
+            fields = ", ".join(f"{k}={v}" for k, v in step.items() if k != "op")
+            name = f"{step['op']}({fields})"
+            if "result" in reply and not isinstance(reply["result"], result_type):
+                problems += 1
+                print(f"FAIL {name}: result should be a JSON "
+                      f"{'string' if result_type is str else result_type.__name__}, "
+                      f"got {json.dumps(reply['result'])}")
+            else:
+                print(f"ok   {name}: {_describe(reply)}")
+        adapter.request({"type": "stop"}, timeout)
+        print("ok   stop")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            adapter.proc.wait(timeout=timeout)
+    except CandidateError as exc:
+        problems += 1
+        print(f"FAIL {exc}")
+    return problems

@@ -4,7 +4,12 @@ The protocol (version 1) is specified by the bundled `schemas/adapter-protocol.s
 described in `docs/ADAPTERS.md`. Every reply is validated against the schema. An adapter that
 exits, hangs past the per-op timeout, or writes anything but a valid reply makes the current op
 raise `CandidateError` with the tail of its stderr; it is then killed and started afresh for the
-next op, so one broken vector does not end the run.
+next op, so one broken vector does not end the run. Output that is not UTF-8 is such a reply too.
+
+An adapter that fails to start (its program cannot be run, or it exits, stays silent past the
+timeout, or answers anything but an `implementation` reply to `start`) errors the op that needed
+it; when the next op's start fails as well, the candidate raises `CandidateUnusable` (one line),
+which stops the run: every further vector would only repeat the same error.
 """
 
 from __future__ import annotations
@@ -23,13 +28,20 @@ import redis
 
 from conformance import schemas
 from conformance.candidates.base import Capabilities, QueueRef
-from conformance.errors import CandidateError, CandidateSkipped, UsageError
+from conformance.errors import (
+    CandidateError,
+    CandidateSkipped,
+    CandidateUnusable,
+    HarnessError,
+    UsageError,
+)
 from conformance.options import ADAPTER_TIMEOUT_S
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result, op_to_dict
 
 PROTOCOL_VERSION = 1
 _STDERR_LINES = 20
+_SHOWN = 120  # characters of a bad line quoted in an error
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -38,42 +50,80 @@ def reply_problem(reply: Any) -> str | None:
     return None if found is None else f"reply does not match the adapter protocol {found}"
 
 
+class NotRunnable(CandidateError):
+    """The adapter's program could not be run at all (not found, not executable)."""
+
+    def __init__(self, argv: list[str], reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"cannot start adapter {shlex.join(argv)}: {reason}")
+
+
 class Adapter:
-    """One running adapter process: send a request, get its validated reply."""
+    """One running adapter process: send a request, get its validated reply.
+
+    The pipes are binary and decoded here, one line at a time: a line that is not UTF-8 is a
+    protocol error of the current request, never an exception in a reader thread.
+    """
 
     def __init__(self, argv: list[str], cwd: Path | None = None) -> None:
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding="utf-8", bufsize=1, cwd=cwd)
+                cwd=cwd)
         except OSError as exc:
-            raise CandidateError(f"cannot start adapter {shlex.join(argv)}: {exc.strerror}") \
-                from None
-        self.lines: queue.Queue[str | None] = queue.Queue()
+            raise NotRunnable(argv, exc.strerror or str(exc)) from None
+        #: Replies as read: a decoded line, the raw bytes of a line that is not UTF-8, or None
+        #: once stdout is closed.
+        self.lines: queue.Queue[str | bytes | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        #: What broke the protocol, once something did (for a caller's own summary).
+        self.failure: str | None = None
         threading.Thread(target=self._pump_stdout, daemon=True).start()
-        threading.Thread(target=self._pump_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._pump_stderr, daemon=True)
+        self._stderr_reader.start()
         self.seq = 0
         self.pending = False
 
     def _pump_stdout(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
+        # A pipe torn down under the reader ends the stream like an EOF does.
+        with contextlib.suppress(OSError, ValueError):
+            for raw in self.proc.stdout:
+                try:
+                    self.lines.put(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    self.lines.put(raw)
         self.lines.put(None)
 
     def _pump_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip("\n"))
+        with contextlib.suppress(OSError, ValueError):
+            for raw in self.proc.stderr:
+                # stderr is free text: show undecodable bytes escaped rather than fail on them.
+                self.stderr.append(raw.decode("utf-8", "backslashreplace").rstrip("\r\n"))
 
     def stderr_tail(self) -> str:
         """The last lines the adapter wrote to stderr."""
         return " | ".join(self.stderr) if self.stderr else "(no stderr output)"
 
+    def last_stderr_line(self) -> str:
+        """The last non-blank line the adapter wrote to stderr."""
+        last = next((line for line in reversed(self.stderr) if line.strip()), None)
+        return "(no stderr output)" if last is None else last.strip()
+
     def _broken(self, what: str) -> CandidateError:
+        self.failure = what
         self.kill()
+        # The process is gone: let the reader collect what it wrote last, which is usually why.
+        self._stderr_reader.join(timeout=1)
         return CandidateError(f"adapter {what}; stderr: {self.stderr_tail()}")
+
+    def _exited(self, otherwise: str) -> str:
+        """How the process ended (`otherwise` when it is still running after 5 s)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        code = self.proc.poll()
+        return otherwise if code is None else f"exited with code {code}"
 
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request and return its reply, validated against the protocol schema."""
@@ -82,23 +132,24 @@ class Adapter:
         line = json.dumps({"seq": seq, **message}, separators=(",", ":"))
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._broken(f"exited (code {self.proc.poll()}) before reading a request") \
-                from None
+        except (OSError, ValueError):
+            # Usually it exited before reading the request: the same failure as an exit seen on
+            # stdout, whichever of the two pipes notices first.
+            raise self._broken(self._exited("closed its stdin")) from None
         try:
             raw = self.lines.get(timeout=timeout)
         except queue.Empty:
             raise self._broken(f"sent no reply within {timeout:g} s") from None
         if raw is None:
-            self.proc.wait(timeout=5)
-            raise self._broken(f"exited with code {self.proc.returncode}")
+            raise self._broken(self._exited("closed its stdout"))
+        if isinstance(raw, bytes):
+            raise self._broken(f"wrote bytes that are not UTF-8: {_shown(raw)}")
         try:
             reply: dict[str, Any] = json.loads(raw)
-        except ValueError:
-            shown = raw.strip()[:120]
-            raise self._broken(f"wrote a line that is not JSON: {shown!r}") from None
+        except (ValueError, RecursionError):
+            raise self._broken(f"wrote a line that is not JSON: {_shown(raw)}") from None
         problem = reply_problem(reply)
         if problem is not None:
             raise self._broken(problem)
@@ -132,6 +183,25 @@ class Adapter:
         self.kill()
 
 
+def _shown(raw: str | bytes) -> str:
+    """A line as quoted in an error: stripped, at most `_SHOWN` characters, escaped by repr."""
+    line = raw.strip()
+    cut = line[:_SHOWN]
+    return f"{cut!r}..." if len(line) > _SHOWN else repr(cut)
+
+
+def start_request(redis_url: str, profile: KeyProfile) -> dict[str, Any]:
+    """The `start` request (without its seq) for this Redis and key profile."""
+    return {"type": "start", "protocol": PROTOCOL_VERSION, "redis": redis_url,
+            "profile": {"name": profile.name, "prefix": profile.prefix,
+                        "hash_tag": profile.hash_tag}}
+
+
+def _one_line(text: str) -> str:
+    """`text` with its line breaks escaped, so that it prints as one line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class CommandCandidate:
     """A candidate reached through an adapter process speaking the JSON-lines protocol."""
 
@@ -150,6 +220,7 @@ class CommandCandidate:
         self._adapter: Adapter | None = None
         self._redis_url: str | None = None
         self._profile: KeyProfile | None = None
+        self._start_failures = 0  # by ops, since the last good start
 
     @property
     def name(self) -> str:
@@ -170,29 +241,51 @@ class CommandCandidate:
         return f"{impl.get('name')} {impl.get('version')} ({impl.get('language', '?')})"
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:
-        """Start the adapter. If it fails, each op retries and reports the cause as errored."""
+        """Start the adapter (for its version in the header). If that fails, each op starts it
+        again: the first failure there errors that op, a second in a row raises
+        `CandidateUnusable`."""
         self._redis_url, self._profile = redis_url, profile
         with contextlib.suppress(CandidateError):
             self._running()
+        # Not counted: no vector could show why; the first op's own start will.
+        self._start_failures = 0
 
     def _running(self) -> Adapter:
         if self._adapter is not None and self._adapter.alive():
             return self._adapter
         if self._redis_url is None or self._profile is None:
             raise CandidateError("adapter used before start()")
-        adapter = Adapter(self.argv, self.cwd)
-        profile = self._profile
-        reply = adapter.request({
-            "type": "start", "protocol": PROTOCOL_VERSION, "redis": self._redis_url,
-            "profile": {"name": profile.name, "prefix": profile.prefix,
-                        "hash_tag": profile.hash_tag},
-        }, self.timeout)
+        if self._adapter is not None:
+            self._adapter.kill()  # reap the one that died
+            self._adapter = None
+        try:
+            adapter = Adapter(self.argv, self.cwd)
+        except NotRunnable as exc:
+            raise self._start_failed(exc, f"it cannot be run: {exc.reason}") from None
+        try:
+            reply = adapter.request(start_request(self._redis_url, self._profile), self.timeout)
+        except CandidateError:
+            first = CandidateError(f"adapter failed to start: it {adapter.failure}; "
+                                   f"stderr: {adapter.stderr_tail()}")
+            raise self._start_failed(first, f"it {adapter.failure}; its last stderr line: "
+                                            f"{adapter.last_stderr_line()}") from None
         if "implementation" not in reply:
             adapter.kill()
-            raise CandidateError(f"adapter answered start with {json.dumps(reply)}")
+            what = f"answered start with {_shown(json.dumps(reply))}"
+            raise self._start_failed(CandidateError(f"adapter {what}"), f"it {what}")
+        self._start_failures = 0
         self.implementation = reply["implementation"]
         self._adapter = adapter
         return adapter
+
+    def _start_failed(self, exc: CandidateError, summary: str) -> HarnessError:
+        """The error for a failed start: `exc` the first time, `CandidateUnusable` (one line,
+        with `summary`) when the previous start failed too."""
+        self._start_failures += 1
+        if self._start_failures < 2:
+            return exc
+        return CandidateUnusable(_one_line(
+            f"adapter {shlex.join(self.argv)} failed to start twice in a row: {summary}"))
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         """Send one op to the adapter and return its result."""

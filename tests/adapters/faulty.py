@@ -3,19 +3,48 @@
 Usage: faulty.py MODE, where MODE says how it misbehaves on the first op it sees:
 garbage (a non-JSON line), crash (exit 3), hang (sleep), badseq (wrong seq), schema (a reply
 that is JSON but not the protocol), skip (a valid skipped reply), errored (a valid errored
-reply). Every later op after a restart behaves the same, so each affected vector is errored.
+reply), non-utf8 (a long reply line that starts with bytes that are not UTF-8; but a valid
+result 0 to pause), stderr-non-utf8 (bytes that are not UTF-8 on stderr, then exit 3). Every
+later op after a restart behaves the same, so each affected vector is errored.
+
+Modes that fail before answering start: cannot-start (a line on stderr, then exit 2),
+start-non-utf8 (a start reply that is not UTF-8), start-hang (never answers start), start-refused
+(a valid errored reply to start). every-other-start:FILE fails to start (exit 2) when FILE does
+not exist, and creates it; when FILE exists it removes it, starts, and crashes on its first op.
 """
 
 import json
+import os
 import sys
 import time
 
 mode = sys.argv[1]
+if mode == "cannot-start":
+    print("faulty: cannot start: no config", file=sys.stderr, flush=True)
+    sys.exit(2)
+if mode.startswith("every-other-start:"):
+    marker = mode.removeprefix("every-other-start:")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        print("faulty: this start fails", file=sys.stderr, flush=True)
+        sys.exit(2)
+    os.remove(marker)
+    mode = "crash"
 for line in sys.stdin:
     request = json.loads(line)
     seq = request["seq"]
     if request["type"] == "start":
-        reply = {"seq": seq, "implementation": {"name": "faulty", "version": mode}}
+        if mode == "start-non-utf8":
+            sys.stdout.buffer.write(b'\xff\xfe{"seq": 0}\n')
+            sys.stdout.flush()
+            continue
+        if mode == "start-hang":
+            time.sleep(30)
+            continue
+        if mode == "start-refused":
+            reply = {"seq": seq, "errored": True, "message": "cannot reach Redis"}
+        else:
+            reply = {"seq": seq, "implementation": {"name": "faulty", "version": mode}}
     elif request["type"] == "stop":
         print(json.dumps({"seq": seq, "stopped": True}), flush=True)
         break
@@ -29,6 +58,16 @@ for line in sys.stdin:
         print("thinking very hard", file=sys.stderr, flush=True)
         time.sleep(30)
         continue
+    elif mode == "non-utf8" and request["op"]["op"] == "pause":
+        reply = {"seq": seq, "result": 0}
+    elif mode == "non-utf8":
+        sys.stdout.buffer.write(b'\xff\xfe{"ok": true, "pad": "' + b"x" * 1000 + b'"}\n')
+        sys.stdout.flush()
+        continue
+    elif mode == "stderr-non-utf8":
+        sys.stderr.buffer.write(b"caf\xe9 \xff\n")
+        sys.stderr.flush()
+        sys.exit(3)
     elif mode == "badseq":
         reply = {"seq": seq + 7, "result": "1"}
     elif mode == "schema":
