@@ -317,7 +317,10 @@ class _NameMatcher:
 
 
 def outcome_of(report: pytest.TestReport) -> Outcome | None:
-    """A vector's outcome from its setup or call report (None for the other reports)."""
+    """A vector's outcome from its setup or call report (None for the other reports, and for
+    the item after which the run stopped: it has no verdict)."""
+    if any(name == _STOP_PROPERTY for name, _ in report.user_properties):
+        return None
     if hasattr(report, "wasxfail") and report.when in ("setup", "call") and report.skipped:
         return Outcome.XFAILED
     if report.when == "setup" and report.failed:
