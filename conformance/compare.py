@@ -3,25 +3,185 @@
 The rules (also stated in every vector file header): the expected key set is complete; zsets
 are compared in order with exact scores; stream entry ids are ignored; `pttl: N` means an expiry
 in (0, N]; `{json: X}` hash values are compared parsed.
+
+A diff takes n log n time at worst, with no recursion that grows with the input, so a candidate
+that gets every entry of a 1000-entry stream wrong fails about as fast as a correct one passes.
+Each key shows its first `MAX_DIFFERENCES` differences, then one line counts the rest. Values of
+any shape (None, bytes, nested lists, integers too long to print) are rendered, long ones cut
+around their first difference. Negative op returns are named from BullMQ's error codes.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
+import os
 import re
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from fractions import Fraction
+from itertools import chain, islice, zip_longest
 from typing import Any
 
-from reference_impl.form import kind_of, score_from_form, string_parts
+from reference_impl.form import score_from_form
+from reference_impl.model import ERROR_CODES
 from reference_impl.scores import BAND, TIER
 
+#: Differences shown per key (and for the op returns); one more line counts the rest.
+MAX_DIFFERENCES = 10
+#: Characters shown of one value; a longer one is cut around where it first differs.
+MAX_VALUE_CHARS = 160
+#: Lines of key differences after which the remaining differing keys are only counted.
+MAX_KEY_LINES = 200
+
+
+def _show(value: Any) -> str:
+    """A value as `repr` quotes it, or its type when `repr` refuses (an integer of more digits
+    than `sys.get_int_max_str_digits()`, or nesting deeper than the recursion limit)."""
+    try:
+        return repr(value)
+    except (ValueError, RecursionError):
+        size = f" of {value.bit_length()} bits" if isinstance(value, int) else ""
+        return f"<{type(value).__name__}{size}, too long to print>"
+
+
+def _ident(value: Any) -> str:
+    """A string as it is, anything else quoted: to match and sort by."""
+    return value if isinstance(value, str) else _show(value)
+
+
+def _entry_text(entry: Any) -> str:
+    """A stream entry's fields joined by spaces; a field that is not one plain word, quoted."""
+    if not isinstance(entry, list | tuple):
+        return _show(entry)
+    return " ".join(f if isinstance(f, str) and f.isprintable() and f and " " not in f
+                    else _show(f) for f in entry)
+
+
+def _cut(text: str, start: int = 0) -> str:
+    end = start + MAX_VALUE_CHARS
+    return f"{'...' if start else ''}{text[start:end]}{'...' if end < len(text) else ''}"
+
+
+def _cut_pair(want: str, got: str) -> tuple[str, str]:
+    """Both texts cut to the same window, which starts a little before their first difference."""
+    if len(want) <= MAX_VALUE_CHARS and len(got) <= MAX_VALUE_CHARS:
+        return want, got
+    same = len(os.path.commonprefix([want, got]))  # noqa: RUF071 (strings, not paths)
+    start = max(0, same - MAX_VALUE_CHARS // 4)
+    return _cut(want, start), _cut(got, start)
+
+
+def _capped(diffs: Iterable[list[str]], total: int, name: str) -> list[str]:
+    """The lines of the first MAX_DIFFERENCES of `total` differences, then a count of the rest.
+    `diffs` is consumed lazily, so only the differences shown are rendered."""
+    shown = [line for diff in islice(diffs, MAX_DIFFERENCES) for line in diff]
+    if total > MAX_DIFFERENCES:
+        shown.append(f"    ... and {total - MAX_DIFFERENCES} more differences in {name}")
+    return shown
+
+
+# --- lists and streams ---
+
+#: One difference of two sequences: (expected index, actual index), None on the side without.
+Step = tuple[int | None, int | None]
+
+
+def _once(items: Sequence[Any], lo: int, hi: int) -> dict[Hashable, int | None]:
+    """Item (a list as a tuple) -> its index in items[lo:hi], or None when it occurs more than
+    once. An unhashable item is left out: it never anchors."""
+    seen: dict[Hashable, int | None] = {}
+    for index in range(lo, hi):
+        key = tuple(items[index]) if isinstance(items[index], list) else items[index]
+        with suppress(TypeError):
+            seen[key] = None if key in seen else index
+    return seen
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest subsequence of `pairs` (sorted by first index) whose second index increases:
+    patience sorting, n log n, iterative."""
+    tails: list[int] = []  # tails[k]: the pair ending the best run of length k + 1 so far
+    tail_js: list[int] = []
+    back = [-1] * len(pairs)
+    for p, (_, j) in enumerate(pairs):
+        k = bisect_left(tail_js, j)
+        back[p] = tails[k - 1] if k else -1
+        tails[k:k + 1], tail_js[k:k + 1] = [p], [j]  # replace, or append when k == len
+    run, p = [], tails[-1] if tails else -1
+    while p >= 0:
+        run.append(pairs[p])
+        p = back[p]
+    return run[::-1]
+
+
+def _by_position(expected: Sequence[Any], actual: Sequence[Any], i: int, end_i: int, j: int,
+                 end_j: int) -> list[Step]:
+    common = min(end_i - i, end_j - j)
+    steps: list[Step] = [(i + k, j + k) for k in range(common) if expected[i + k] != actual[j + k]]
+    steps += [(k, None) for k in range(i + common, end_i)]
+    return steps + [(None, k) for k in range(j + common, end_j)]
+
+
+def sequence_differences(expected: Sequence[Any], actual: Sequence[Any]) -> list[Step]:
+    """Where two sequences differ, in order: n log n at worst, no recursion.
+
+    The common head and tail are skipped. The rest is anchored on equal items found exactly
+    once on each side (the longest run of them in the same order on both), and the items
+    between two anchors are paired by position: (i, j) where they differ, (i, None) for an
+    expected item left over, (None, j) for an actual one. When pairing the whole rest by
+    position gives fewer differences (a reversed list), that is the answer instead.
+    """
+    lo, end_e, end_a = 0, len(expected), len(actual)
+    while lo < end_e and lo < end_a and expected[lo] == actual[lo]:
+        lo += 1
+    while end_e > lo and end_a > lo and expected[end_e - 1] == actual[end_a - 1]:
+        end_e, end_a = end_e - 1, end_a - 1
+    in_actual = _once(actual, lo, end_a)
+    pairs = [(i, j) for key, i in _once(expected, lo, end_e).items()
+             if i is not None and (j := in_actual.get(key)) is not None
+             and expected[i] == actual[j]]
+    anchored: list[Step] = []
+    i, j = lo, lo
+    for next_i, next_j in [*_increasing(pairs), (end_e, end_a)]:
+        anchored += _by_position(expected, actual, i, next_i, j, next_j)
+        i, j = next_i + 1, next_j + 1
+    plain = _by_position(expected, actual, lo, end_e, lo, end_a)
+    return plain if len(plain) < len(anchored) else anchored
+
+
+def _sequence_diff(expected: Sequence[Any], actual: Sequence[Any], show: Callable[[Any], str],
+                   header: str, name: str) -> list[str]:
+    """`N <header>:`, then the first differences as `[index] expected|actual|missing|unexpected
+    text`, each index counted on its own side."""
+    steps = sequence_differences(expected, actual)
+    if not steps:
+        return []
+    top = max((k for step in steps[:MAX_DIFFERENCES] for k in step if k is not None), default=0)
+    width = len(str(top)) + 2
+
+    def line(index: int, label: str, text: str) -> str:
+        return f"    {f'[{index}]':>{width}} {label:<10} {text}"
+
+    def render(step: Step) -> list[str]:
+        i, j = step
+        if i is not None and j is not None:
+            want, got = _cut_pair(show(expected[i]), show(actual[j]))
+            return [line(i, "expected", want), line(j, "actual", got)]
+        if i is not None:
+            return [line(i, "missing", _cut(show(expected[i])))]
+        assert j is not None  # a step always names at least one side
+        return [line(j, "unexpected", _cut(show(actual[j])))]
+
+    return [f"  {len(steps)} {header}:", *_capped(map(render, steps), len(steps), name)]
+
+
+# --- zsets, hashes, strings ---
 
 def _exact(raw: Any) -> Fraction | None:
     """The exact value of a score Redis sent (it always parses as a double)."""
     if isinstance(raw, bytes):
-        raw = raw.decode()
+        raw = raw.decode(errors="replace")
     try:
         return Fraction(float(raw))
     except (TypeError, ValueError, OverflowError):
@@ -32,50 +192,65 @@ def _show_score(value: Fraction | None, suffix: str) -> str:
     if value is None:
         return "(not a number)"
     if value.denominator != 1:
-        return f"{float(value)!r} (= {value.numerator}/{value.denominator})"
-    text = str(value.numerator)
+        return f"{float(value)!r} (= {_show(value.numerator)}/{_show(value.denominator)})"
+    text = _show(value.numerator)
     if suffix == "delayed" and value.numerator >= 0:
         fire, pos = divmod(value.numerator, BAND)
-        text += f" (F={fire} +{pos})"
+        text += f" (F={_show(fire)} +{pos})"
     elif suffix == "prioritized" and value.numerator >= 0:
         tier, counter = divmod(value.numerator, TIER)
-        text += f" (P={tier} c={counter})"
+        text += f" (P={_show(tier)} c={counter})"
     return text
 
 
-#: Most lines of detail shown for one key.
-MAX_DETAIL = 12
+def _pairs(body: Any) -> list[tuple[Any, Any]]:
+    """A snapshot zset's [member, raw score] pairs (tolerating any other shape)."""
+    if isinstance(body, Mapping):
+        return list(body.items())
+    return [(e[0], e[1]) if isinstance(e, list | tuple) and len(e) == 2 else (e, None)
+            for e in body]
 
 
-def _capped(lines: list[str]) -> list[str]:
-    if len(lines) <= MAX_DETAIL:
-        return lines
-    return [*lines[:MAX_DETAIL], f"    ... and {len(lines) - MAX_DETAIL} more"]
+def _compare_zset(exp: Mapping[str, Any], act: Any, suffix: str) -> list[str]:
+    expected = [(_ident(m), score_from_form(s)) for m, s in exp.items()]
+    actual = [(_ident(m), _exact(s)) for m, s in _pairs(act)]
+    if expected == actual:
+        return []
+    want, got = dict(expected), dict(actual)
+    missing = [m for m, _ in expected if m not in got]
+    extra = [m for m, _ in actual if m not in want]
+    rescored = [m for m, s in expected if m in got and got[m] != s]
+    lines: Iterator[str] = chain(
+        (f"    member {_cut(_show(m))} missing (expected score {_show_score(want[m], suffix)})"
+         for m in missing),
+        (f"    unexpected member {_cut(_show(m))} @ {_show_score(got[m], suffix)}"
+         for m in extra),
+        (f"    member {_cut(_show(m))}: expected score {_show_score(want[m], suffix)}, "
+         f"actual {_show_score(got[m], suffix)}" for m in rescored))
+    total = len(missing) + len(extra) + len(rescored)
+    if not total:
+        order_exp, order_act = [m for m, _ in expected], [m for m, _ in actual]
+        first = next((i for i, (a, b) in enumerate(zip(order_exp, order_act, strict=False))
+                      if a != b), min(len(order_exp), len(order_act)))
+        lines = iter([f"    order differs from rank {first}: expected "
+                      f"{_cut(_show(order_exp[first:first + 5]))}, actual "
+                      f"{_cut(_show(order_act[first:first + 5]))}"])
+        total = 1
+    return [f"  {total} member difference(s) (ZRANGE order, exact scores):",
+            *_capped(([line] for line in lines), total, suffix)]
 
 
-def _ndiff(expected: list[str], actual: list[str], indent: str = "    ") -> list[str]:
-    lines = []
-    for line in difflib.ndiff(expected, actual):
-        if line.startswith(("- ", "+ ")):
-            lines.append(f"{indent}{'expected' if line[0] == '-' else 'actual  '} {line[2:]}")
-    return _capped(lines)
-
-
-def _parse_json(raw: str) -> tuple[bool, Any]:
-    try:
-        return True, json.loads(raw)
-    except (TypeError, ValueError):
-        return False, None
-
-
-def value_matches(want: Any, got: str) -> bool:
+def value_matches(want: Any, got: Any) -> bool:
     """Does a hash value match its expectation (a string, or one of the rules)?"""
+    if not isinstance(got, str):
+        return False
     if isinstance(want, str):
         return want == got
     if "optional" in want:
         return re.fullmatch(want["optional"], got) is not None
-    ok, parsed = _parse_json(got)
-    if not ok:
+    try:
+        parsed = json.loads(got)
+    except (ValueError, RecursionError):
         return False
     if "json" in want:
         return bool(parsed == want["json"])
@@ -89,134 +264,155 @@ def is_optional(want: Any) -> bool:
     return isinstance(want, dict) and "optional" in want
 
 
-def _compare_zset(exp: Mapping[str, Any], act: Sequence[Sequence[Any]],
-                  suffix: str) -> list[str]:
-    expected = [(str(m), score_from_form(s)) for m, s in exp.items()]
-    actual = [(str(m), _exact(s)) for m, s in act]
-    if expected == actual:
-        return []
-    want, got = dict(expected), dict(actual)
-    lines = [f"    member {m!r} missing (expected score {_show_score(want[m], suffix)})"
-             for m, _ in expected if m not in got]
-    lines += [f"    unexpected member {m!r} @ {_show_score(got[m], suffix)}"
-              for m, _ in actual if m not in want]
-    lines += [f"    member {m!r}: expected score {_show_score(s, suffix)}, "
-              f"actual {_show_score(got[m], suffix)}"
-              for m, s in expected if m in got and got[m] != s]
-    if not lines:
-        order_exp = [m for m, _ in expected]
-        order_act = [m for m, _ in actual]
-        first = next(i for i, (a, b) in enumerate(zip(order_exp, order_act, strict=True))
-                     if a != b)
-        lines.append(f"    order differs from rank {first}: expected "
-                     f"{order_exp[first:first + 5]}, actual {order_act[first:first + 5]}")
-    return [f"  {len(lines)} member difference(s) (ZRANGE order, exact scores):",
-            *_capped(lines)]
+def _field_line(field: Any, exp: Mapping[Any, Any], act: Mapping[Any, Any]) -> str | None:
+    name = _cut(_show(field))
+    if field not in act:
+        return None if is_optional(exp[field]) else \
+            f"  field {name} missing (expected {_show_value(exp[field])})"
+    if field not in exp:
+        return f"  unexpected field {name} = {_cut(_show(act[field]))}"
+    want, got = exp[field], act[field]
+    if value_matches(want, got):
+        return None
+    if isinstance(want, str):
+        shown_want, shown_got = _cut_pair(_show(want), _show(got))
+    else:
+        shown_want, shown_got = _show_value(want), _cut(_show(got))
+    return f"  field {name}: expected {shown_want}, actual {shown_got}"
 
 
-def _compare_hash(exp: Mapping[str, Any], act: Mapping[str, str]) -> list[str]:
-    lines = []
-    for field in sorted(set(exp) | set(act)):
-        if field not in act:
-            if not is_optional(exp[field]):
-                lines.append(f"  field {field!r} missing (expected {_show_value(exp[field])})")
-        elif field not in exp:
-            lines.append(f"  unexpected field {field!r} = {act[field]!r}")
-        else:
-            want = exp[field]
-            if not value_matches(want, act[field]):
-                lines.append(f"  field {field!r}: expected {_show_value(want)}, "
-                             f"actual {act[field]!r}")
-    return lines
+def _compare_hash(suffix: str, exp: Mapping[Any, Any], act: Any) -> list[str]:
+    if not isinstance(act, Mapping):
+        return [f"  fields: expected a mapping, actual {_cut(_show(act))}"]
+    fields = sorted(set(exp) | set(act), key=_ident)
+    lines = [[line] for f in fields if (line := _field_line(f, exp, act)) is not None]
+    return _capped(lines, len(lines), suffix)
 
 
 def _show_value(value: Any) -> str:
-    if isinstance(value, dict) and "json" in value:
-        return f"JSON {json.dumps(value['json'], sort_keys=True)}"
-    if isinstance(value, dict) and "json_includes" in value:
-        return f"a JSON object including {json.dumps(value['json_includes'], sort_keys=True)}"
     if isinstance(value, dict) and "optional" in value:
         return f"absent, or matching /{value['optional']}/"
-    return repr(value)
+    for rule, text in (("json", "JSON"), ("json_includes", "a JSON object including")):
+        if isinstance(value, dict) and rule in value:
+            return f"{text} {_cut(json.dumps(value[rule], sort_keys=True))}"
+    return _cut(_show(value))
+
+
+def _string_parts(body: Any) -> tuple[Any, Any]:
+    """The value and PX expiry of a string entry (`form.string_parts`, for any shape)."""
+    return (body.get("value"), body.get("pttl")) if isinstance(body, Mapping) else (body, None)
+
+
+def _compare_string(exp: Any, act: Any) -> list[str]:
+    lines = []
+    (want_value, want), (got_value, got) = _string_parts(exp), _string_parts(act)
+    if want_value != got_value:
+        shown = _cut_pair(_show(want_value), _show(got_value))
+        lines.append(f"  value: expected {shown[0]}, actual {shown[1]}")
+    if want is None and got is not None:
+        lines.append(f"  unexpected expiry: pttl {_show(got)} ms")
+    elif want is not None and not (type(got) is int and 0 < got <= want):
+        lines.append(f"  expiry: expected pttl in (0, {want}] ms, actual "
+                     f"{'none' if got is None else _show(got)}")
+    return lines
+
+
+def _kind(entry: Any) -> str | None:
+    """The type an entry states (its single key), or None for a shape that states none."""
+    return next(iter(entry), None) if isinstance(entry, Mapping) else None
 
 
 def _compare_key(suffix: str, exp: Mapping[str, Any], act: Mapping[str, Any]) -> list[str]:
-    kind, actual_kind = kind_of(exp), kind_of(act)
-    if actual_kind != kind:
+    kind, actual_kind = _kind(exp), _kind(act)
+    if actual_kind != kind or kind is None:
         return [f"  type: expected {kind}, actual {actual_kind}"]
-    if kind == "string":
-        lines = []
-        (want_value, want), (got_value, got) = string_parts(exp[kind]), string_parts(act[kind])
-        if want_value != got_value:
-            lines.append(f"  value: expected {want_value!r}, actual {got_value!r}")
-        if want is None and got is not None:
-            lines.append(f"  unexpected expiry: pttl {got} ms")
-        elif want is not None and (got is None or not 0 < got <= want):
-            lines.append(f"  expiry: expected pttl in (0, {want}] ms, actual "
-                         f"{'none' if got is None else got}")
-        return lines
+    want, got = exp[kind], act[kind]
+    if kind in ("list", "stream") and not isinstance(got, list | tuple):
+        return [f"  {kind}: expected items, actual {_cut(_show(got))}"]
     if kind == "list":
-        if list(exp[kind]) == list(act[kind]):
-            return []
-        return ["  items differ (left to right):",
-                *_ndiff([str(i) for i in exp[kind]], [str(i) for i in act[kind]])]
-    if kind == "zset":
-        return _compare_zset(exp[kind], act[kind], suffix)
-    if kind == "hash":
-        return _compare_hash(exp[kind], act[kind])
+        return _sequence_diff(want, got, _show, "item difference(s) (LRANGE index, left to "
+                              "right)", suffix)
     if kind == "stream":
-        exp_lines = [" ".join(e) for e in exp[kind]]
-        act_lines = [" ".join(e) for e in act[kind]]
-        if exp_lines == act_lines:
-            return []
-        return ["  entries differ (field lists, ids ignored):", *_ndiff(exp_lines, act_lines)]
+        return _sequence_diff(want, got, _entry_text, "entry difference(s) (field lists, ids "
+                              "ignored; index from the oldest entry)", suffix)
+    if kind == "string":
+        return _compare_string(want, got)
+    if kind == "zset":
+        return _compare_zset(want, got, suffix)
+    if kind == "hash":
+        return _compare_hash(suffix, want, got)
     return [f"  cannot compare keys of type {kind}"]
 
 
-def _preview(entry: Mapping[str, Any]) -> str:
-    kind = kind_of(entry)
+# --- whole states, returns, key names ---
+
+def _preview(entry: Any) -> str:
+    kind = _kind(entry)
+    if kind is None:
+        return _cut(_show(entry))
     body = entry[kind]
     if kind == "zset" and isinstance(body, list):  # a snapshot's [member, raw score] pairs
-        body = dict(body)
-    text = json.dumps(body, default=str)
+        body = dict(_pairs(body))
+    try:
+        text = json.dumps(body, default=_show)
+    except (TypeError, ValueError, RecursionError):
+        text = _show(body)
     return f"{kind} {text if len(text) <= 120 else text[:117] + '...'}"
 
 
-def _may_be_absent(entry: Mapping[str, Any]) -> bool:
+def _may_be_absent(entry: Any) -> bool:
     """A hash whose every field is optional may be missing altogether."""
-    fields = entry.get("hash")
+    fields = entry.get("hash") if isinstance(entry, Mapping) else None
     return isinstance(fields, dict) and all(is_optional(v) for v in fields.values())
+
+
+def _key_diffs(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> Iterator[list[str]]:
+    for suffix in sorted(set(expected) | set(actual), key=_ident):
+        if suffix not in actual:
+            if not _may_be_absent(expected[suffix]):
+                yield [f"{suffix}: missing (expected {_preview(expected[suffix])})"]
+        elif suffix not in expected:
+            yield [f"{suffix}: unexpected key ({_preview(actual[suffix])})"]
+        elif detail := _compare_key(suffix, expected[suffix], actual[suffix]):
+            yield [f"{suffix}: {_kind(expected[suffix])} differs", *detail]
 
 
 def compare_keys(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
     """Differences between expected and actual keys (by suffix), key by key."""
     lines: list[str] = []
-    for suffix in sorted(set(expected) | set(actual)):
-        if len(lines) > 200:
-            lines.append("... more keys differ")
+    details = _key_diffs(expected, actual)
+    for detail in details:
+        lines += detail
+        if len(lines) > MAX_KEY_LINES:
             break
-        if suffix not in actual:
-            if not _may_be_absent(expected[suffix]):
-                lines.append(f"{suffix}: missing (expected {_preview(expected[suffix])})")
-        elif suffix not in expected:
-            lines.append(f"{suffix}: unexpected key ({_preview(actual[suffix])})")
-        else:
-            detail = _compare_key(suffix, expected[suffix], actual[suffix])
-            if detail:
-                lines.append(f"{suffix}: {kind_of(expected[suffix])} differs")
-                lines.extend(detail)
+    if more := sum(1 for _ in details):
+        lines.append(f"... and {more} more keys differ")
     return lines
+
+
+def show_return(value: Any) -> str:
+    """An op's return value; a BullMQ error code with its name and meaning."""
+    text = _show(value)
+    if type(value) is int and value in ERROR_CODES:
+        name, meaning = ERROR_CODES[value]
+        text += f" ({name}: {meaning})"
+    return text
 
 
 def compare_returns(expected: Sequence[Any], actual: Sequence[Any],
                     op_names: Sequence[str]) -> list[str]:
     """Differences between expected and actual op results, op by op."""
-    lines = []
-    for index, (want, got, name) in enumerate(zip(expected, actual, op_names, strict=True)):
-        if want != got:
-            lines.append(f"return of op {index + 1} ({name}): expected {want!r}, "
-                         f"actual {got!r}")
-    return lines
+    absent = object()
+    diffs = [(i, want, got) for i, (want, got) in enumerate(
+        zip_longest(expected, actual, fillvalue=absent)) if want is absent or want != got]
+
+    def render(diff: tuple[int, Any, Any]) -> list[str]:
+        index, want, got = diff
+        name = op_names[index] if index < len(op_names) else "?"
+        shown = _cut_pair(*("none" if v is absent else show_return(v) for v in (want, got)))
+        return [f"return of op {index + 1} ({name}): expected {shown[0]}, actual {shown[1]}"]
+
+    return _capped(map(render, diffs), len(diffs), "returns")
 
 
 def compare_key_names(expected: Sequence[str], actual: Sequence[str]) -> list[str]:

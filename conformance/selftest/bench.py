@@ -4,9 +4,11 @@ Prints vectors/s for the harness (seed, ops, snapshot, compare, cleanup per vect
 replay exactly the Redis commands the harness sent using plain redis-py, their ratio, the time
 to load the vector files (cached, and parsed and validated), the wall time of a full default
 `bullmq-conformance run` (new process, Redis start included), and the speedup of `-n 2`
-(pytest-xdist) over a serial run, for the default run and a long one, and what the installed
-pytest plugin costs a pytest run that does not use it. Run with `bullmq-conformance bench` or
-`python -m conformance bench`.
+(pytest-xdist) over a serial run, for the default run and a long one, what the installed
+pytest plugin costs a pytest run that does not use it, and how much longer a run takes when the
+candidate fails (a built-in defect, `EVERY_ENTRY_DIFFERS`, makes the largest keys of most vectors
+differ in every entry, so every diff is as big as it gets). Run with `bullmq-conformance bench`
+or `python -m conformance bench`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +27,15 @@ import redis
 
 from conformance import servers
 from conformance.candidates import from_spec
-from conformance.resources import CACHE_ENV
+from conformance.candidates.base import Candidate
+from conformance.candidates.scripts import ScriptsCandidate
+from conformance.errors import Exit
+from conformance.outcomes import Outcome
+from conformance.resources import CACHE_ENV, lua_dir
 from conformance.resources import vectors_dir as bundled_vectors
 from conformance.runner import QueueNames, run_vector
+from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
+from conformance.selftest.mutants import write_mutant
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 
@@ -84,7 +94,54 @@ def _harness_pass(vectors: list[Vector], client: redis.Redis) -> float:
     return time.perf_counter() - start
 
 
-def _run_seconds(redis_spec: str, *extra: str) -> float:
+@dataclass(frozen=True)
+class FailingPass:
+    """One harness pass of the vectors with a candidate expected to fail them."""
+
+    seconds: float
+    failed: int
+    ran: int
+
+
+def failing_pass(vectors: list[Vector], client: redis.Redis, candidate: Candidate) -> FailingPass:
+    """Run every vector against `candidate`, timed; a vector that errors (rather than fails,
+    or passes) ends the bench: its diff, or the candidate, broke."""
+    profile, names = profile_for("bullmq"), QueueNames()
+    failed = ran = 0
+    start = time.perf_counter()
+    for vector in vectors:
+        verdict = run_vector(vector, candidate, client, profile, names)
+        if verdict.outcome is Outcome.ERRORED:
+            raise SystemExit(f"bench: failing candidate: {vector.id} errored: {verdict.message}")
+        failed += verdict.outcome is Outcome.FAILED
+        ran += verdict.outcome is not Outcome.SKIPPED
+    return FailingPass(time.perf_counter() - start, failed, ran)
+
+
+def failing_candidate(workdir: Path) -> ScriptsCandidate:
+    """Our lua/ with the built-in defect `EVERY_ENTRY_DIFFERS`, written under `workdir`."""
+    target = workdir / EVERY_ENTRY_DIFFERS.name
+    write_mutant(lua_dir(), target, EVERY_ENTRY_DIFFERS)
+    return ScriptsCandidate(target, f"mutant:{EVERY_ENTRY_DIFFERS.name}")
+
+
+def failing_lines(harness: tuple[float, FailingPass],
+                  runs: list[tuple[str, float, float, str]]) -> list[str]:
+    """The failing-candidate figures: the in-process pass next to the reference's, then each
+    (label, passing s, failing s, note) full run."""
+    passing, failing = harness
+    lines = [f"  failing candidate (built-in defect {EVERY_ENTRY_DIFFERS.name}: "
+             f"{EVERY_ENTRY_DIFFERS.defect}); target: failing <= 1.5x passing",
+             f"    {'harness, in process':26}: passing {passing:6.2f} s, failing "
+             f"{failing.seconds:6.2f} s, ratio {failing.seconds / passing:4.2f}x "
+             f"({failing.failed} of {failing.ran} vectors failed, none errored)"]
+    for label, pass_s, fail_s, note in runs:
+        lines.append(f"    {label:26}: passing {pass_s:6.2f} s, failing {fail_s:6.2f} s, ratio "
+                     f"{fail_s / pass_s:4.2f}x{f' ({note})' if note else ''}")
+    return lines
+
+
+def _run_seconds(redis_spec: str, *extra: str, exit_code: int = Exit.OK) -> float:
     """Wall time of one `bullmq-conformance run` in a new process, Redis start included."""
     start = time.perf_counter()
     # -P: a `conformance/` folder in the current directory (a checkout) must not shadow the
@@ -93,10 +150,22 @@ def _run_seconds(redis_spec: str, *extra: str) -> float:
                            redis_spec, "--seed", "1", *extra], capture_output=True, text=True,
                           check=False)
     elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
+    if proc.returncode != exit_code:
         raise SystemExit(f"bench: run {' '.join(extra)} exited {proc.returncode}: "
                          f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
     return elapsed
+
+
+def _pass_fail_seconds(redis_spec: str, repeat: int, failing_spec: str,
+                       *extra: str) -> tuple[float, float]:
+    """Best wall times of the same run with the reference and with `failing_spec` (which must
+    exit 1), interleaved so that a noisy neighbour slows both alike."""
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(repeat):
+        times[True].append(_run_seconds(redis_spec, *extra))
+        times[False].append(_run_seconds(redis_spec, "--candidate", failing_spec, *extra,
+                                         exit_code=Exit.FAILED))
+    return min(times[True]), min(times[False])
 
 
 def _speedup(redis_spec: str, repeat: int, *extra: str) -> tuple[float, float]:
@@ -148,15 +217,24 @@ def main(args: argparse.Namespace) -> int:
     files = load_dir(vectors_dir)
     load_seconds = time.perf_counter() - start
     vectors = list(iter_vectors(files))
-    with servers.provision(redis_spec) as info:
-        url = servers.client_for(info).connection_pool.connection_kwargs
-        recording = RecordingRedis(host=url["host"], port=url["port"], db=url.get("db", 0),
-                                   decode_responses=True)
-        _harness_pass(vectors, recording)  # warm-up, and the command log for the bare replay
-        client = servers.client_for(info)
-        harness = min(_harness_pass(vectors, client) for _ in range(max(repeat, 1)))
-        bare = min(_timed(lambda: replay(client, recording.log)) for _ in range(max(repeat, 1)))
-        engine = f"{info.kind} {info.engine} {info.version}"
+    with tempfile.TemporaryDirectory(prefix="bmqc-bench-") as workdir:
+        broken = failing_candidate(Path(workdir))
+        with servers.provision(redis_spec) as info:
+            url = servers.client_for(info).connection_pool.connection_kwargs
+            recording = RecordingRedis(host=url["host"], port=url["port"], db=url.get("db", 0),
+                                       decode_responses=True)
+            _harness_pass(vectors, recording)  # warm-up, and the command log for the replay
+            client = servers.client_for(info)
+            harness = min(_harness_pass(vectors, client) for _ in range(max(repeat, 1)))
+            bare = min(_timed(lambda: replay(client, recording.log))
+                       for _ in range(max(repeat, 1)))
+            failing_pass(vectors, client, broken)  # warm-up: load the scripts
+            failing = min((failing_pass(vectors, client, broken) for _ in range(max(repeat, 1))),
+                          key=lambda f: f.seconds)
+            engine = f"{info.kind} {info.engine} {info.version}"
+        spec = f"scripts:{broken.directory}"
+        vectors_only = _pass_fail_seconds(redis_spec, max(repeat, 1), spec, "--examples", "0")
+        default_run = _pass_fail_seconds(redis_spec, max(repeat, 1), spec)
     commands = sum(len(batch) for _, batch in recording.log)
     cold = _cold_load_seconds(vectors_dir)
     full = min(_run_seconds(redis_spec) for _ in range(max(repeat, 1)))
@@ -175,6 +253,11 @@ def main(args: argparse.Namespace) -> int:
           f"parsing and validating (first run, or cache off)")
     print(f"  full default run (new process, Redis start included): {full:.2f} s "
           f"(target <= 5)")
+    for line in failing_lines((harness, failing), [
+            ("full run, --examples 0", *vectors_only, ""),
+            ("full default run", *default_run, "with the properties item, which fails and "
+             "is shrunk")]):
+        print(line)
     print(f"  parallel, -n 2 on {os.cpu_count()} CPUs (new processes, same seed):")
     for label, (serial, parallel) in (("default run", plain),
                                       (f"--examples {HEAVY_EXAMPLES}", heavy)):
