@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("conformance.session",),
     ("conformance.runner",),
     ("conformance.candidates", "conformance.servers", "conformance.vectors",
-     "conformance.snapshot", "conformance.compare"),
+     "conformance.snapshot", "conformance.compare", "conformance.align"),
     ("conformance.schemas", "conformance.resources", "conformance.outcomes",
      "conformance.options", "conformance.errors", "conformance"),
     ("reference_impl.generate", "reference_impl.cases"),

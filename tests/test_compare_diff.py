@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
+from conformance.align import sequence_differences
 from conformance.compare import (
     MAX_DIFFERENCES,
     MAX_KEY_LINES,
     MAX_VALUE_CHARS,
     compare_keys,
     compare_returns,
-    sequence_differences,
 )
 from reference_impl.model import ERROR_CODES
 from reference_impl.scores import BAND
