@@ -7,6 +7,7 @@ workers), adds the `properties` area, records verdicts and writes the JSON repor
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import secrets
 from dataclasses import asdict
@@ -36,6 +37,7 @@ from conformance.reports.json_report import report_document, write_report
 from conformance.runner import QueueNames
 from conformance.servers import ServerInfo
 from conformance.session import Run, RunOptions
+from conformance.signals import SignalGuard, active
 from conformance.vectors import IdIndex, expectations, load_file, looks_like_vector_file
 
 # What an xdist controller hands each worker (workerinput keys).
@@ -109,6 +111,7 @@ class ConformanceRun:
         self.expected = expected
         self.dirs = dirs
         self.stopped: Stopped | None = None
+        self._signals = contextlib.ExitStack()
         self.verdicts: list[dict[str, Any]] = []
         self.ids = IdIndex()
         self.examples: int = config.getoption("bmq_examples")
@@ -145,6 +148,11 @@ class ConformanceRun:
         """
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         worker: dict[str, Any] | None = getattr(self.config, "workerinput", None)
+        if worker is not None:
+            # The controller passes a signal on to its workers; Python's own SIGINT handler
+            # would lose it when it lands in a finalizer, and the worker would run on.
+            self._signals = contextlib.ExitStack()
+            self._signals.enter_context(SignalGuard().installed())
         try:
             if worker is not None and worker.get(_INFRA_KEY):
                 self.stopped = Stopped(Exit(worker[_INFRA_KEY][0]), worker[_INFRA_KEY][1])
@@ -166,6 +174,10 @@ class ConformanceRun:
         if reporter is not None and self.config.get_verbosity() < 0:
             reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
             reporter.write_line(self.properties_line())
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        """In an xdist worker: the interrupt landed (see conformance.signals)."""
+        active().acknowledge()
 
     def _attach_worker(self, worker: dict[str, Any]) -> None:
         server = ServerInfo(**worker[_SERVER_KEY])
@@ -299,6 +311,7 @@ class ConformanceRun:
                                        examples=self.examples)
             write_report(Path(path), document)
         self.run.close()
+        self._signals.close()
 
 
 #: The active run on the pytest config (its hooks, verdicts and collected ids).

@@ -35,13 +35,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     with signals.SignalGuard().installed() as guard:
         try:
-            return _main(argv)
+            code = _main(argv)
+            if guard.received is None:
+                return code
         except KeyboardInterrupt:
             # Raised by the guard for SIGTERM and SIGHUP too, outside any handler's own care.
-            if guard.received is not None:
-                return guard.report()
-            print("bullmq-conformance: interrupted", file=sys.stderr)
-            return Exit.INTERRUPTED
+            guard.acknowledge()
+            if guard.received is None:
+                print("bullmq-conformance: interrupted", file=sys.stderr)
+                return Exit.INTERRUPTED
+            code = guard.report()
+    signals.exit_now(code)
 
 
 def _main(argv: Sequence[str] | None) -> int:

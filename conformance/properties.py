@@ -34,11 +34,11 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
-from conformance import compare, snapshot
+from conformance import compare, signals, snapshot
 from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
 from conformance.resources import cache_dir
-from conformance.runner import QueueNames
+from conformance.runner import QueueNames, drop_connections
 from conformance.servers import client_for_url, health
 from conformance.session import profile_for
 from reference_impl.cases import T
@@ -158,8 +158,14 @@ class DifferentialMachine(RuleBasedStateMachine):
         self.fetches = 0
 
     def teardown(self) -> None:
-        """Delete every key of this example's queue."""
-        snapshot.delete_queue(self.ctx.client, self.queue)
+        """Delete every key of this example's queue (after an interrupt, on fresh connections
+        and without letting a Redis error hide the interrupt)."""
+        if signals.active().received is None:
+            snapshot.delete_queue(self.ctx.client, self.queue)
+            return
+        drop_connections(self.ctx.client)
+        with contextlib.suppress(redis.RedisError):
+            snapshot.delete_queue(self.ctx.client, self.queue)
 
     def _job(self, ref: int) -> str:
         """A known job id (by index), or a missing one for a negative index."""

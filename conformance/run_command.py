@@ -46,10 +46,15 @@ class _Collector:
 
 
 class _Workers:
-    """A pytest plugin that hands xdist's worker processes to the signal guard."""
+    """A pytest plugin that tells the signal guard when pytest caught its interrupt, and
+    hands it xdist's worker processes."""
 
     def __init__(self, guard: SignalGuard) -> None:
         self.guard = guard
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        """pytest caught the interrupt and will finish the session."""
+        self.guard.acknowledge()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

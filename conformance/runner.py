@@ -6,11 +6,12 @@ every key of the queue, compare with `expect`, and delete the queue's keys.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.exceptions import RedisClusterException
@@ -129,6 +130,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                        f"candidate does not support {', '.join(unsupported)}")
     queue = QueueRef(profile, names.next())
     snap: snapshot.Snapshot | None = None
+    interrupted = False
     try:
         try:
             connection = seed(client, queue, dict(vector.given), seeded is not None)
@@ -145,8 +147,17 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                     return Verdict(vector, Outcome.SKIPPED,
                                    f"candidate does not support {_op_name(op)}: {exc.reason}")
             snap = snapshot.take(client, queue)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
+                interrupted = True
+                drop_connections(client)
+            raise
         finally:
-            snapshot.delete_queue(client, queue, snap.names if snap is not None else None)
+            if interrupted:
+                with contextlib.suppress(redis.RedisError, RedisClusterException):
+                    snapshot.delete_queue(client, queue)
+            else:
+                snapshot.delete_queue(client, queue, snap.names if snap is not None else None)
     except REDIS_DOWN as exc:
         raise InfrastructureError(f"Redis connection lost: {exc}") from None
     except redis.RedisError as exc:
@@ -158,6 +169,18 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))
     return Verdict(vector, Outcome.PASSED)
+
+
+def drop_connections(client: redis.Redis) -> None:
+    """Close every pooled connection of `client`.
+
+    An interrupt between the replies of a pipeline leaves the rest unread on the connection;
+    reused, it would hand each later command the reply of an earlier one.
+    """
+    if hasattr(client, "connection_pool"):
+        client.connection_pool.disconnect()
+    else:  # a RedisCluster: one pool per node
+        cast(Any, client).disconnect_connection_pools()
 
 
 def _explain(exc: redis.RedisError) -> str:

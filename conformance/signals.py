@@ -7,6 +7,10 @@ a `url:` server and a spawned redis-server or adapter outlives the suite. Here a
 KeyboardInterrupt, which pytest answers by finishing the session (the plugin's cleanup runs).
 xdist workers get the signal too, so that each cleans up its own candidate at once instead of
 finishing its vector first. A second signal while cleaning up ends the process at once.
+
+The command line ends a stopped run with `os._exit(128 + n)`, after flushing: CPython 3.11 may
+otherwise turn the exit status into "killed by SIGINT" when a KeyboardInterrupt passed through
+code it ran from a string, even one that was caught.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import NoReturn
 
 CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _ACTIVE: SignalGuard | None = None
+#: How long an interrupt may go unseen before the signal is delivered again.
+_REDELIVER_S = 0.25
 
 
 def active() -> SignalGuard:
@@ -36,7 +43,8 @@ class SignalGuard:
     def __init__(self) -> None:
         self.received: int | None = None
         self.worker_pids: list[int] = []
-        self._deferred = False
+        self.acknowledged = False
+        self._redeliver = False
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[SignalGuard]:
@@ -53,25 +61,34 @@ class SignalGuard:
                 signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None and not self._deferred:
+        if self.received is not None and not self._redeliver:
             # Cleaning up after the first signal took too long for the user: go now.
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        first = self.received is None
-        self.received = signum
-        if _in_finalizer(frame):
-            # An exception raised in a __del__ is printed and dropped, and the run would go
-            # on: deliver the signal again in a moment, outside the finalizer.
-            self._deferred = True
-            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
-            return
-        self._deferred = False
-        if first:
+        if self.received is None:
             for pid in self.worker_pids:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
+        self.received = signum
+        self._redeliver = False
+        # An exception raised in a finalizer or a gc callback (hypothesis has one) is printed
+        # and dropped, and the run would go on. Until the interrupt is seen to have landed
+        # (`acknowledge`), deliver the signal again in a moment.
+        watchdog = threading.Timer(_REDELIVER_S, self._again, (signum,))
+        watchdog.daemon = True
+        watchdog.start()
         raise KeyboardInterrupt
+
+    def _again(self, signum: int) -> None:
+        if not self.acknowledged:
+            self._redeliver = True
+            os.kill(os.getpid(), signum)
+
+    def acknowledge(self) -> None:
+        """The interrupt reached code that stops the run (pytest's session, the command
+        line): no need to deliver it again."""
+        self.acknowledged = True
 
     @property
     def exit_code(self) -> int | None:
@@ -86,10 +103,8 @@ class SignalGuard:
         return 128 + self.received
 
 
-def _in_finalizer(frame: FrameType | None) -> bool:
-    """Whether the signal interrupted a `__del__` (or code it called)."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
+def exit_now(code: int) -> NoReturn:
+    """End the process with `code` (a stopped run's 128 + n), its output flushed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -16,8 +16,7 @@ PACKAGES = ("conformance", "reference_impl")
 #: The longest matching prefix places a module.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("conformance.cli", "conformance.__main__", "conformance.commands",
-     "conformance.run_command", "conformance.plugin", "conformance.terminal",
-     "conformance.signals"),
+     "conformance.run_command", "conformance.plugin", "conformance.terminal"),
     ("conformance.active_run", "conformance.items"),
     ("conformance.reports", "conformance.selftest", "conformance.properties",
      "conformance.candidates.adapter_check"),
@@ -26,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("conformance.candidates", "conformance.servers", "conformance.vectors",
      "conformance.snapshot", "conformance.compare", "conformance.align"),
     ("conformance.schemas", "conformance.resources", "conformance.outcomes",
-     "conformance.options", "conformance.errors", "conformance"),
+     "conformance.options", "conformance.errors", "conformance.signals", "conformance"),
     ("reference_impl.generate", "reference_impl.cases"),
     ("reference_impl",),
 )
