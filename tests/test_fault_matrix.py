@@ -222,3 +222,21 @@ def test_an_adapter_on_a_replica_is_not_blamed(server: ServerProcess, tmp_path: 
         admin.replicaof("NO", "ONE")
         other.stop()
     assert_infrastructure_error(ended, "read-only replica", "connection lost")
+
+
+def test_a_user_without_admin_commands_is_no_fault(server: ServerProcess, tmp_path: Path) -> None:
+    """The probe asks CLIENT LIST only to tell a dropped connection; a user denied it (as on
+    many shared servers) still gets true verdicts: the reference passes, the textbook fails."""
+    server.client().acl_setuser("shared", enabled=True, passwords=["+pw"], keys=["*"],
+                                channels=["*"], commands=["+@all", "-@admin"])
+    url = f"url:redis://shared:pw@127.0.0.1:{server.port}/0"
+    adapter = Path(__file__).parent.parent / "examples" / "textbook" / "adapter.py"
+    passing = finish(run_in_background("-q", "--redis", url, "--examples", "0"))
+    assert passing.code == 0, passing.out[-2000:] + passing.err
+    report = tmp_path / "r.json"
+    failing = finish(run_in_background("-q", "--redis", url, "--examples", "0", "--candidate",
+                                       f"command:{sys.executable} {adapter}", "--report-json",
+                                       str(report)), report)
+    assert failing.code == 1, failing.out[-2000:] + failing.err
+    assert failing.err == ""
+    assert len(failing.results("failed")) > 150

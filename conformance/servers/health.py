@@ -12,7 +12,10 @@ The probe writes one key, named under the run's own queue-name prefix, and delet
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import redis
 from redis.exceptions import RedisClusterException
@@ -30,6 +33,8 @@ _SERVER_STATES = {
     "CLUSTERDOWN": "the cluster is down",
 }
 _PROBE_SCRIPT = "return 1"
+_PROBE_SHA = hashlib.sha1(_PROBE_SCRIPT.encode()).hexdigest()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -71,11 +76,13 @@ def server_state(exc: BaseException) -> str | None:
 
 
 def identity(client: redis.Redis, cluster: bool) -> Identity:
-    """The server's run_id and, off a cluster, our connection's id."""
+    """The server's run_id and, off a cluster, our connection's id; what the Redis user may
+    not ask (INFO and CLIENT are often denied on shared servers) is left unknown."""
     if cluster:
         return Identity("", None)  # not tracked: each node has its own run_id and client ids
-    info = client.info("server")
-    return Identity(str(info.get("run_id", "")), int(client.client_id()))
+    info: dict[str, Any] = _unless_denied(lambda: client.info("server"), {})
+    connection = _unless_denied(client.client_id, None)
+    return Identity(str(info.get("run_id", "")), None if connection is None else int(connection))
 
 
 def problem(client: redis.Redis, probe_key: str, since: Identity | None = None,
@@ -83,21 +90,23 @@ def problem(client: redis.Redis, probe_key: str, since: Identity | None = None,
     """Why the server cannot give a fair verdict now, or None when it can.
 
     `since` is the identity of an earlier moment (the run's start, a vector's seed): a new
-    run_id means Redis restarted, a new client id that our connection was dropped and made
-    again. A lost connection is reported too.
+    run_id means Redis restarted, a new client id (the old one gone) that our connection was
+    dropped and made again. A lost connection is reported too. The probe needs what a run
+    needs: a write, EVAL and EVALSHA.
     """
     try:
         now = identity(client, cluster)
-        if since is not None and now.run_id != since.run_id:
+        if since is not None and since.run_id and now.run_id and now.run_id != since.run_id:
             return "Redis restarted during the run (its run_id changed); keys were lost"
-        if (since is not None and since.client_id is not None
-                and now.client_id != since.client_id
-                and not client.client_list(client_id=[since.client_id])):
+        old = since.client_id if since is not None else None
+        if (old is not None and now.client_id is not None and now.client_id != old
+                and not _unless_denied(lambda: bool(client.client_list(client_id=[old])),
+                                       True)):
             return ("the connection to Redis was dropped and made again during a vector (clients "
                     "killed, e.g. after a FLUSHALL); its keys cannot be trusted")
         client.set(probe_key, "1", px=60_000)
-        client.eval(_PROBE_SCRIPT, 1, probe_key)
-        client.evalsha(client.script_load(_PROBE_SCRIPT), 1, probe_key)
+        client.eval(_PROBE_SCRIPT, 1, probe_key)  # which also caches it for EVALSHA
+        client.evalsha(_PROBE_SHA, 1, probe_key)
         client.delete(probe_key)
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         return f"Redis connection lost: {_first_line(str(exc))}"
@@ -106,6 +115,14 @@ def problem(client: redis.Redis, probe_key: str, since: Identity | None = None,
     except (redis.RedisError, RedisClusterException) as exc:
         return f"Redis is not usable: {_first_line(str(exc))}"
     return None
+
+
+def _unless_denied(ask: Callable[[], T], otherwise: T) -> T:
+    """`ask()`, or `otherwise` when the Redis user may not run that command."""
+    try:
+        return ask()
+    except redis.exceptions.NoPermissionError:
+        return otherwise
 
 
 def _first_line(text: str) -> str:
