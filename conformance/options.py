@@ -187,11 +187,13 @@ RUN = (
     Option(("-q", "--quiet"), "progress marks, failures and the tally only (no skip reasons)",
            action="store_true",
            shown_default="one line of marks per file, then failures, errors, skip reasons"),
-    Option(("-v", "--verbose"), "one line per vector: its id and outcome", action="store_true"),
+    Option(("-v", "--verbose"), "one line per vector: its id and outcome", action="store_true",
+           shown_default="marks"),
     Option(("-x", "--exitfirst"), "stop after the first failed or errored vector",
-           action="store_true"),
+           action="store_true", shown_default="off"),
     Option(("--lf", "--last-failed"), "rerun only the vectors that failed or errored last time "
-           "in this folder (all of them if none did)", action="store_true", dest="last_failed"),
+           "in this folder (all of them if none did)", action="store_true", dest="last_failed",
+           shown_default="off"),
     Option(("--ff", "--failed-first"), "run last time's failures first, then the rest",
-           action="store_true", dest="failed_first"),
+           action="store_true", dest="failed_first", shown_default="off"),
 )
