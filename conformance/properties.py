@@ -36,7 +36,12 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_s
 
 from conformance import compare, signals, snapshot
 from conformance.candidates.base import Candidate, QueueRef
-from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
+from conformance.errors import (
+    CandidateError,
+    CandidateSkipped,
+    CandidateUnusable,
+    InfrastructureError,
+)
 from conformance.resources import cache_dir
 from conformance.runner import QueueNames, drop_connections
 from conformance.servers import client_for_url, health
@@ -118,6 +123,8 @@ class _Context:
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
     errored: str | None = None
+    #: The candidate could not start: every later op fails the same way, at once.
+    unusable: CandidateUnusable | None = None
 
 
 def _op_name(op: Op) -> str:
@@ -175,8 +182,13 @@ class DifferentialMachine(RuleBasedStateMachine):
 
     def _apply(self, op: Op) -> Result | None:
         """Apply `op` to both sides and compare; None when the candidate skips the op."""
+        if self.ctx.unusable is not None:
+            raise self.ctx.unusable  # not started again for each of Hypothesis's replays
         try:
             actual: Any = self.ctx.candidate.apply(self.ctx.client, self.queue, op)
+        except CandidateUnusable as exc:
+            self.ctx.unusable = exc
+            raise
         except CandidateSkipped:
             self.ctx.skipped.add(_op_name(op))
             return None
@@ -322,15 +334,24 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     started = time.perf_counter()
     if start_candidate:
         candidate.start(url, key_profile)
-    since = health.identity(client, cluster)
+    probe = health.probe_key(key_profile, ctx.queue_names.run_id)
+    since: health.Identity | None = None
     try:
         try:
+            # Only a restart is told by identity here: across many examples our own side may
+            # close and make the connection again (redis-py does after a reply it cannot
+            # decode), so a new client id proves nothing.
+            since = health.Identity(health.identity(client, cluster).run_id, None)
             with _hypothesis_storage():
                 run_state_machine_as_test(hypothesis_seed(chosen)(factory), settings=config)
         except PropertyFailure as exc:
             failure = str(exc)
         except (InfrastructureError, redis.ConnectionError, redis.TimeoutError):
             raise
+        except redis.RedisError as exc:
+            if ctx.unusable is None and (fault := health.problem(client, probe)) is not None:
+                raise InfrastructureError(fault) from None
+            failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # hypothesis' Flaky and the like: still a failed check
             failure = f"{type(exc).__name__}: {exc}"
             if ctx.last_vector is not None:
@@ -338,10 +359,11 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         if failure is not None:
             # Hypothesis replays a failure; a server that died or changed under it makes that
             # a "Flaky" failure, or any other. It is the server's fault, not the candidate's.
-            fault = health.problem(client, f"bmqc-{ctx.queue_names.run_id}-probe", since,
-                                   cluster)
+            fault = health.problem(client, probe, since, cluster)
             if fault is not None:
                 raise InfrastructureError(fault)
+        if ctx.unusable is not None:
+            raise ctx.unusable
     finally:
         if start_candidate:
             candidate.close()

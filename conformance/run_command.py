@@ -66,6 +66,7 @@ class _Workers:
 
 def _check(args: argparse.Namespace) -> Path:
     """Validate everything that can be checked before Redis starts; return the vector dir."""
+    from conformance.resources import cache_dir
     from conformance.session import Run, RunOptions
     from conformance.vectors import vector_files
 
@@ -78,6 +79,9 @@ def _check(args: argparse.Namespace) -> Path:
     vector_files(args.vectors)  # a clear error for a missing or empty directory
     if args.summary_md is not None and not args.summary_md.parent.is_dir():
         raise UsageError(f"--summary-md {args.summary_md}: no such directory")
+    if (args.last_failed or args.failed_first) and cache_dir() is None:
+        raise UsageError("--lf and --ff remember failures in the cache, which "
+                         "BULLMQ_CONFORMANCE_CACHE_DIR=off turns off")
     if args.numprocesses not in (None, "0") and importlib.util.find_spec("xdist") is None:
         raise UsageError("-n needs pytest-xdist: pip install pytest-xdist")
     return Path(args.vectors).resolve()

@@ -10,7 +10,7 @@ import contextlib
 import itertools
 import json
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import redis
@@ -18,14 +18,19 @@ from redis.exceptions import RedisClusterException
 
 from conformance import compare, snapshot
 from conformance.candidates.base import Candidate, QueueRef
-from conformance.errors import CandidateError, CandidateSkipped, InfrastructureError
+from conformance.errors import (
+    CandidateError,
+    CandidateSkipped,
+    CandidateUnusable,
+    InfrastructureError,
+)
 from conformance.outcomes import Outcome
 from conformance.servers import ServerInfo, capabilities, health
 from conformance.vectors import Vector
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.keys import KeyProfile
-from reference_impl.ops import OP_NAMES
+from reference_impl.ops import OP_NAMES, Op
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
@@ -38,6 +43,8 @@ class Verdict:
     outcome: Outcome
     message: str = ""
     diff: tuple[str, ...] = field(default=())
+    #: Our side closed the Redis connection during the vector (a reply it could not decode).
+    closed_by_us: bool = False
 
 
 class QueueNames:
@@ -105,14 +112,48 @@ def run_vector(
     """
     track = since is not None and since.client_id is not None
     seeded: list[int] = []
-    verdict = _run(vector, candidate, client, profile, names, server, seeded if track else None)
+    try:
+        verdict = _run(vector, candidate, client, profile, names, server,
+                       seeded if track else None)
+    except CandidateUnusable:
+        # An adapter that cannot start because Redis is gone is Redis's fault.
+        _hold_against_server(client, profile, names, server, since, None, vector)
+        raise
     if verdict.outcome.failing and since is not None:
-        cluster = server is not None and server.cluster
-        at_vector = health.Identity(since.run_id, seeded[0]) if seeded else since
-        fault = health.problem(client, f"bmqc-{names.run_id}-probe", at_vector, cluster)
-        if fault is not None:
-            raise InfrastructureError(f"{fault} (at vector {vector.id})")
+        # Our connection's id when the seed was written; None when our own side closed the
+        # connection since (redis-py does on a reply it cannot decode).
+        mine = seeded[0] if seeded and not verdict.closed_by_us else None
+        fault = _hold_against_server(client, profile, names, server, since, mine, vector)
+        if fault is not None:  # a busy server whose script the suite could kill: its own
+            return replace(verdict, message=f"{verdict.message} ({fault})")
     return verdict
+
+
+def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueNames,
+                         server: ServerInfo | None, since: health.Identity | None,
+                         connection: int | None, vector: Vector) -> str | None:
+    """Raise InfrastructureError when the server, not the candidate, is at fault.
+
+    A server busy in a script right after a vector errored is most likely running the
+    candidate's own runaway script. On a server the suite started, that script is killed and
+    the vector stays the candidate's (the note returned says so); on a `url:` server, which is
+    not ours to meddle with, the run stops, naming the likely cause.
+    """
+    if since is None:
+        return None
+    cluster = server is not None and server.cluster
+    at_vector = health.Identity(since.run_id, connection)
+    fault = health.problem(client, health.probe_key(profile, names.run_id), at_vector, cluster)
+    if fault is None:
+        return None
+    if health.is_busy(fault):
+        if server is not None and server.owned and not cluster:
+            with contextlib.suppress(redis.RedisError):
+                client.script_kill()
+                return "a script still ran after it, and the suite killed it with SCRIPT KILL"
+        fault += (" (most likely the candidate's own script, still running after the vector "
+                  "errored: a script that never ends is a defect of the candidate)")
+    raise InfrastructureError(f"{fault} (at vector {vector.id})")
 
 
 def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: KeyProfile,
@@ -130,45 +171,71 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                        f"candidate does not support {', '.join(unsupported)}")
     queue = QueueRef(profile, names.next())
     snap: snapshot.Snapshot | None = None
+    early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False
     try:
         try:
             connection = seed(client, queue, dict(vector.given), seeded is not None)
             if seeded is not None and connection is not None:
                 seeded.append(connection)
-            results = []
+            results: list[Any] = []
             for op in vector.when:
-                try:
-                    results.append(candidate.apply(client, queue, op))
-                except CandidateError as exc:
-                    return Verdict(vector, Outcome.ERRORED,
-                                   f"candidate error in {_op_name(op)}: {exc}")
-                except CandidateSkipped as exc:
-                    return Verdict(vector, Outcome.SKIPPED,
-                                   f"candidate does not support {_op_name(op)}: {exc.reason}")
-            snap = snapshot.take(client, queue)
+                early = _apply(vector, candidate, client, queue, op, results)
+                if early is not None:
+                    break
+            else:
+                snap = snapshot.take(client, queue)
         except BaseException as exc:
             if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
                 interrupted = True
                 drop_connections(client)
             raise
         finally:
-            if interrupted:
+            if interrupted or early is not None:
+                # Cleanup must not hide why the vector ended (a server left busy by the
+                # candidate's script, say); what stays behind is swept at the end of the run.
                 with contextlib.suppress(redis.RedisError, RedisClusterException):
                     snapshot.delete_queue(client, queue)
             else:
                 snapshot.delete_queue(client, queue, snap.names if snap is not None else None)
     except REDIS_DOWN as exc:
         raise InfrastructureError(f"Redis connection lost: {exc}") from None
+    except UnicodeDecodeError as exc:
+        return Verdict(vector, Outcome.ERRORED, f"a key of the queue holds bytes that are not "
+                       f"UTF-8 (written by the candidate): {_around(exc)}", closed_by_us=True)
     except redis.RedisError as exc:
         return Verdict(vector, Outcome.ERRORED, f"Redis rejected a command: {_explain(exc)}")
     except RedisClusterException as exc:
         return Verdict(vector, Outcome.ERRORED, f"the cluster client refused a command: {exc}")
+    if early is not None:
+        return early
+    assert snap is not None  # every op ran, so the snapshot was taken
     diff = judge(vector, results, snap, queue)
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))
     return Verdict(vector, Outcome.PASSED)
+
+
+def _apply(vector: Vector, candidate: Candidate, client: redis.Redis, queue: QueueRef, op: Op,
+           results: list[Any]) -> Verdict | None:
+    """Apply one op, appending its result; the vector's verdict when the op ends it."""
+    try:
+        results.append(candidate.apply(client, queue, op))
+    except CandidateError as exc:
+        return Verdict(vector, Outcome.ERRORED, f"candidate error in {_op_name(op)}: {exc}")
+    except CandidateSkipped as exc:
+        return Verdict(vector, Outcome.SKIPPED,
+                       f"candidate does not support {_op_name(op)}: {exc.reason}")
+    except UnicodeDecodeError as exc:
+        return Verdict(vector, Outcome.ERRORED, f"candidate error in {_op_name(op)}: its reply "
+                       f"holds bytes that are not UTF-8: {_around(exc)}", closed_by_us=True)
+    return None
+
+
+def _around(exc: UnicodeDecodeError) -> str:
+    """The bytes that would not decode, with a little context, escaped."""
+    return repr(bytes(exc.object[max(0, exc.start - 20):exc.end + 20]))
 
 
 def drop_connections(client: redis.Redis) -> None:

@@ -12,7 +12,7 @@ import redis
 from redis.exceptions import RedisClusterException
 
 import reference_impl
-from conformance import servers
+from conformance import servers, signals
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
@@ -110,7 +110,8 @@ class Run:
         try:
             self.client = servers.client_for(server)
             self.client.ping()
-            fault = health.problem(self.client, f"bmqc-{self.names.run_id}-probe",
+            fault = health.problem(self.client, health.probe_key(self.profile,
+                                                                  self.names.run_id),
                                    cluster=server.cluster)
             if fault is None:
                 self.identity = health.identity(self.client, server.cluster)
@@ -146,14 +147,24 @@ class Run:
         On a server we do not own (`url:`), first delete every key left under this run's queue
         names (an interrupted vector's, or a candidate's late write), and nothing else.
         """
-        with contextlib.suppress(HarnessError):
-            self.candidate.close()
-        if self.server is not None and not self.server.owned:
-            self._sweep(self.server)
-        if self.client is not None:
-            with contextlib.suppress(redis.RedisError):
-                self.client.close()
-        self._stack.close()
+        # Each step runs even when one before it is interrupted (a signal while an adapter is
+        # slow to stop), and no signal is delivered again meanwhile: the server we started
+        # must be stopped.
+        with signals.active().closing():
+            try:
+                with contextlib.suppress(HarnessError):
+                    self.candidate.close()
+            finally:
+                try:
+                    if self.server is not None and not self.server.owned:
+                        self._sweep(self.server)
+                finally:
+                    try:
+                        if self.client is not None:
+                            with contextlib.suppress(redis.RedisError):
+                                self.client.close()
+                    finally:
+                        self._stack.close()
 
     def _sweep(self, server: servers.ServerInfo) -> int:
         """UNLINK every key whose name contains this run's queue-name prefix; return the count.

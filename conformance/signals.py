@@ -45,6 +45,7 @@ class SignalGuard:
         self.worker_pids: list[int] = []
         self.acknowledged = False
         self._redeliver = False
+        self._quiet = False
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[SignalGuard]:
@@ -81,9 +82,19 @@ class SignalGuard:
         raise KeyboardInterrupt
 
     def _again(self, signum: int) -> None:
-        if not self.acknowledged:
+        if not self.acknowledged and not self._quiet:
             self._redeliver = True
             os.kill(os.getpid(), signum)
+
+    @contextlib.contextmanager
+    def closing(self) -> Iterator[None]:
+        """Deliver no signal again while the block runs: cleanup that must finish (stopping a
+        server we started) is not interrupted twice."""
+        outer, self._quiet = self._quiet, True
+        try:
+            yield
+        finally:
+            self._quiet = outer
 
     def acknowledge(self) -> None:
         """The interrupt reached code that stops the run (pytest's session, the command

@@ -7,6 +7,7 @@ Each test starts a redis-server of its own, so that it may kill, restart or misc
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 import threading
 import time
@@ -16,7 +17,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from conformance.resources import lua_dir
 from tests.fault_helpers import (
+    FAULTY_ADAPTER,
     PAST_20,
     PAST_20_WORKERS,
     Ended,
@@ -240,3 +243,56 @@ def test_a_user_without_admin_commands_is_no_fault(server: ServerProcess, tmp_pa
     assert failing.code == 1, failing.out[-2000:] + failing.err
     assert failing.err == ""
     assert len(failing.results("failed")) > 150
+
+
+# --- the candidate's own faults stay the candidate's --------------------------------------------
+
+
+def test_a_reply_that_is_not_utf8_is_the_candidates(server: ServerProcess, tmp_path: Path) -> None:
+    """redis-py closes its connection on a reply it cannot decode; the probe must not take that
+    for a dropped connection (exit 3). The vectors calling the script are errored, in a line."""
+    lua = tmp_path / "lua"
+    shutil.copytree(lua_dir(), lua)
+    script = lua / "promote-9.lua"
+    script.write_text("do return string.char(255) end\n" + script.read_text())
+    report = tmp_path / "r.json"
+    ended = finish(run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                                     "--candidate", f"scripts:{lua}", "--report-json",
+                                     str(report)), report)
+    assert ended.code == 1, ended.out[-2000:] + ended.err
+    assert "Traceback" not in ended.out + ended.err and ended.err == ""
+    errored = ended.results("errored")
+    assert errored and all("not UTF-8" in r["message"] and "\\xff" in r["message"]
+                           for r in errored)
+    assert all(r["message"].startswith("candidate error in promote: its reply holds bytes that "
+                                       "are not UTF-8: b'\\xff'") for r in errored), errored[0]
+
+
+def _runaway() -> list[str]:
+    return ["--candidate", f"command:{sys.executable} {FAULTY_ADAPTER} runaway",
+            "--adapter-timeout", "1", "--examples", "0", "-k", "promote-job/legacy-marker-dropped"]
+
+
+def test_a_runaway_script_is_killed_on_a_server_the_suite_started(tmp_path: Path) -> None:
+    """The candidate's script never ends: its vector is errored (exit 1), the suite kills the
+    script on its own server, and says so."""
+    report = tmp_path / "r.json"
+    ended = finish(run_in_background("-q", "--redis", "local", *_runaway(), "--report-json",
+                                     str(report)), report)
+    assert ended.code == 1, ended.out[-2000:] + ended.err
+    [result] = ended.results("errored")
+    assert "sent no reply within 1 s" in result["message"]
+    assert "killed it with SCRIPT KILL" in result["message"]
+
+
+def test_a_runaway_script_on_a_url_server_names_the_likely_cause(tmp_path: Path) -> None:
+    """On a server the suite does not own, someone else's script may be running: the run stops
+    (exit 3) and names the candidate's script as the likely cause."""
+    server = ServerProcess(("--busy-reply-threshold", "100")).start()
+    try:
+        ended = finish(run_in_background("-q", "--redis", f"url:{server.url}", *_runaway()))
+        _kill_script(server)
+    finally:
+        server.stop()
+    assert_infrastructure_error(ended, "busy running a script")
+    assert "most likely the candidate's own script" in ended.err

@@ -124,3 +124,23 @@ def test_a_signal_before_redis_answers(tmp_path: Path) -> None:
     assert ended.code == 143, ended.out + ended.err
     assert time.monotonic() - sent < PROMPT_S
     assert "Traceback" not in ended.out + ended.err
+
+
+def test_a_signal_while_an_adapter_is_slow_to_stop(tmp_path: Path) -> None:
+    """The run is over and closing; the adapter takes its time to stop. SIGTERM then still
+    stops the suite's own redis-server."""
+    stopping = tmp_path / "stopping"
+    run = run_in_background("-q", "--redis", "local", "--examples", "0", "--adapter-timeout",
+                            ADAPTER_TIMEOUT, "--candidate",
+                            f"command:{sys.executable} {FAULTY_ADAPTER} skip-slow-stop:{stopping}")
+    deadline = time.monotonic() + 60
+    while not stopping.exists():
+        assert time.monotonic() < deadline and run.poll() is None, "the adapter was not stopped"
+        time.sleep(0.01)
+    children = descendants(run.pid)
+    assert any("redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(
+        errors="replace") for pid in children if Path(f"/proc/{pid}").exists())
+    run.send_signal(signal.SIGTERM)
+    ended = finish(run, timeout=60)
+    assert ended.code == 143, ended.out[-2000:] + ended.err
+    assert not survivors(children)

@@ -85,3 +85,27 @@ def test_an_infrastructure_error_is_printed_once(tmp_path: Path) -> None:
     assert proc.returncode == 3
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert len(lines) == 1 and "infrastructure error" in lines[0], lines
+
+
+@pytest.mark.parametrize("extra", [[], ["-n", "2"], ["-k", "properties", "--examples", "30"]],
+                         ids=["serial", "two-workers", "properties"])
+def test_an_adapter_that_cannot_start_stops_the_run_with_exit_4(
+        tmp_path: Path, redis_url: str, extra: list[str]) -> None:
+    proc = run(tmp_path, "--redis", redis_url, "--candidate", "command:/nonexistent/adapter",
+               *extra)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert proc.stderr.splitlines() == [
+        "bullmq-conformance: candidate unusable: adapter /nonexistent/adapter failed to start "
+        "twice in a row: it cannot be run: No such file or directory"]
+    assert "Traceback" not in proc.stdout
+
+
+def test_last_failed_needs_the_cache(tmp_path: Path, redis_url: str) -> None:
+    env = {**os.environ, "BULLMQ_CONFORMANCE_CACHE_DIR": "off"}
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis", redis_url,
+                           "--lf"], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == ["bullmq-conformance: --lf and --ff remember failures in "
+                                        "the cache, which BULLMQ_CONFORMANCE_CACHE_DIR=off "
+                                        "turns off"]

@@ -175,12 +175,14 @@ class Adapter:
         One still working on a request (the run was interrupted while it hung) is killed at
         once: it would only answer the stop request after the request it is stuck in.
         """
-        if self.alive() and not self.pending:
-            with contextlib.suppress(CandidateError):
-                self.request({"type": "stop"}, timeout)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=timeout)
-        self.kill()
+        try:
+            if self.alive() and not self.pending:
+                with contextlib.suppress(CandidateError):
+                    self.request({"type": "stop"}, timeout)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=timeout)
+        finally:  # also when a signal interrupts the wait
+            self.kill()
 
 
 def _shown(raw: str | bytes) -> str:

@@ -7,7 +7,7 @@ someone's script, or one that restarted or dropped our connection mid-vector (a 
 then stops the run as an infrastructure error instead of blaming the candidate. The same check
 runs once before the first vector, so a server that cannot work is refused up front.
 
-The probe writes one key, named under the run's own queue-name prefix, and deletes it.
+The probe writes one key, a queue of the run's own under the profile's prefix, and deletes it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 import redis
 from redis.exceptions import RedisClusterException
+
+from reference_impl.keys import KeyProfile
 
 #: Reply prefixes that are the server's state, never the candidate's doing.
 _SERVER_STATES = {
@@ -73,6 +75,17 @@ def server_state(exc: BaseException) -> str | None:
                 return f"{why}: {_first_line(text)}"
         return None
     return f"{reason}: {_first_line(text)}"
+
+
+def probe_key(profile: KeyProfile, run_id: str) -> str:
+    """The probe's key: a queue of the run's own (`bmqc-<run>-probe`), under the profile's
+    prefix, so that a Redis user allowed only the profile's keys (`~bull:*`) may write it."""
+    return profile.key(f"bmqc-{run_id}-probe", "probe")
+
+
+def is_busy(fault: str) -> bool:
+    """Whether `problem` found the server busy in a script."""
+    return fault.startswith(_SERVER_STATES["BUSY"])
 
 
 def identity(client: redis.Redis, cluster: bool) -> Identity:

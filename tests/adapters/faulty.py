@@ -11,6 +11,10 @@ Modes that fail before answering start: cannot-start (a line on stderr, then exi
 start-non-utf8 (a start reply that is not UTF-8), start-hang (never answers start), start-refused
 (a valid errored reply to start). every-other-start:FILE fails to start (exit 2) when FILE does
 not exist, and creates it; when FILE exists it removes it, starts, and crashes on its first op.
+
+skip-slow-stop:FILE skips every op, and on stop creates FILE and sleeps 30 s before answering.
+runaway runs a Lua script that never ends on its first op (EVAL, in RESP over a bare socket to
+the start request's Redis), and so hangs.
 """
 
 import json
@@ -19,6 +23,24 @@ import sys
 import time
 
 mode = sys.argv[1]
+redis_url = None
+
+
+def _runaway(url: str) -> None:
+    """EVAL a script that never ends, over a bare socket (no client library needed)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    sock = socket.create_connection((where.hostname, where.port or 6379))
+    db = (where.path or "/0").lstrip("/") or "0"
+    script = "while true do end"
+    sock.sendall(f"*2\r\n$6\r\nSELECT\r\n${len(db)}\r\n{db}\r\n".encode())
+    sock.recv(100)
+    sock.sendall(f"*3\r\n$4\r\nEVAL\r\n${len(script)}\r\n{script}\r\n$1\r\n0\r\n".encode())
+    sock.recv(100)  # never answered while the script runs
+
+
 if mode == "cannot-start":
     print("faulty: cannot start: no config", file=sys.stderr, flush=True)
     sys.exit(2)
@@ -41,13 +63,22 @@ for line in sys.stdin:
         if mode == "start-hang":
             time.sleep(30)
             continue
+        redis_url = request["redis"]
         if mode == "start-refused":
             reply = {"seq": seq, "errored": True, "message": "cannot reach Redis"}
         else:
             reply = {"seq": seq, "implementation": {"name": "faulty", "version": mode}}
     elif request["type"] == "stop":
+        if mode.startswith("skip-slow-stop:"):
+            open(mode.removeprefix("skip-slow-stop:"), "w").close()
+            time.sleep(30)
         print(json.dumps({"seq": seq, "stopped": True}), flush=True)
         break
+    elif mode.startswith("skip-slow-stop:"):
+        reply = {"seq": seq, "skipped": True, "reason": "skips everything"}
+    elif mode == "runaway":
+        _runaway(str(redis_url))
+        continue
     elif mode == "garbage":
         print("this is not json", flush=True)
         continue
