@@ -191,10 +191,13 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 drop_connections(client)
             raise
         finally:
-            if interrupted or early is not None:
-                # Cleanup must not hide why the vector ended (a server left busy by the
-                # candidate's script, say); what stays behind is swept at the end of the run.
+            if interrupted:
                 with contextlib.suppress(redis.RedisError, RedisClusterException):
+                    snapshot.delete_queue(client, queue)
+            elif early is not None:
+                # A refused cleanup must not hide why the vector ended (a server left busy by
+                # the candidate's script, say); a lost connection still ends the run.
+                with contextlib.suppress(redis.ResponseError, RedisClusterException):
                     snapshot.delete_queue(client, queue)
             else:
                 snapshot.delete_queue(client, queue, snap.names if snap is not None else None)
