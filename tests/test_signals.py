@@ -145,3 +145,29 @@ def test_a_signal_while_an_adapter_is_slow_to_stop(tmp_path: Path) -> None:
     ended = finish(run, timeout=60)
     assert ended.code == 143, ended.out[-2000:] + ended.err
     assert not survivors(children)
+
+
+def _child_running(run_pid: int, word: str) -> set[int]:
+    return {pid for pid in descendants(run_pid) if word in Path(f"/proc/{pid}/cmdline")
+            .read_bytes().decode(errors="replace")}
+
+
+def test_a_signal_while_the_adapter_starts(server: ServerProcess) -> None:
+    """The adapter never answers `start`: a signal then, before the suite holds the adapter
+    as started, still leaves no adapter behind."""
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--adapter-timeout", ADAPTER_TIMEOUT, "--candidate",
+                            f"command:{sys.executable} {FAULTY_ADAPTER} start-hang")
+    deadline = time.monotonic() + 30
+    adapters: set[int] = set()
+    while not adapters:
+        assert time.monotonic() < deadline and run.poll() is None, "no adapter started"
+        adapters = _child_running(run.pid, "start-hang")
+        time.sleep(0.01)
+    time.sleep(0.2)  # it reads the start request, and sleeps
+    sent = time.monotonic()
+    run.send_signal(signal.SIGTERM)
+    ended = finish(run, timeout=60)
+    assert ended.code == 143, ended.out[-2000:] + ended.err
+    assert time.monotonic() - sent < PROMPT_S
+    assert not survivors(adapters)

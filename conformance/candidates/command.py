@@ -271,6 +271,9 @@ class CommandCandidate:
                                    f"stderr: {adapter.stderr_tail()}")
             raise self._start_failed(first, f"it {adapter.failure}; its last stderr line: "
                                             f"{adapter.last_stderr_line()}") from None
+        except BaseException:
+            adapter.kill()  # interrupted while it started: nobody else holds it
+            raise
         if "implementation" not in reply:
             adapter.kill()
             what = f"answered start with {_shown(json.dumps(reply))}"
