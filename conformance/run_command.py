@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace, guard: SignalGuard) -> int:
             from conformance.reports.json_report import write_summary
 
             write_summary(args.summary_md, args.report_json)
-    if guard.exit_code is not None:
+    if guard.received is not None:
         return guard.report()
     if collector.stopped is not None:
         print(f"bullmq-conformance: {collector.stopped.message}", file=sys.stderr)

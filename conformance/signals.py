@@ -101,11 +101,6 @@ class SignalGuard:
         line): no need to deliver it again."""
         self.acknowledged = True
 
-    @property
-    def exit_code(self) -> int | None:
-        """128 + the signal's number, once one was received."""
-        return None if self.received is None else 128 + self.received
-
     def report(self) -> int:
         """Say which signal stopped the run (one stderr line); return the exit code."""
         assert self.received is not None

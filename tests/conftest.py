@@ -15,7 +15,7 @@ from conformance.vectors import Vector, iter_vectors, load_dir
 VECTORS_DIR = vectors_dir()
 
 # The report tests' fixtures (`runs`, `page`), shared by tests/test_report_*.py.
-pytest_plugins = ["report_helpers"]
+pytest_plugins = ["report_helpers", "tests.fault_helpers"]
 
 
 @pytest.fixture(scope="session")

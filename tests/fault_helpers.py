@@ -4,29 +4,27 @@ a `run` in the background, and the process tree it leaves behind."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 
+from conformance.resources import CACHE_ENV
+from conformance.servers.common import free_port
 from conformance.servers.local import resolve_local
 
 TESTS = Path(__file__).parent
+ROOT = TESTS.parent
 FAULTY_ADAPTER = TESTS / "adapters" / "faulty.py"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -74,10 +72,30 @@ class ServerProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+@pytest.fixture
+def server() -> Iterator[ServerProcess]:
+    """A redis-server of the test's own, which it may kill, restart or misconfigure."""
+    proc = ServerProcess().start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
 def run_in_background(*args: str) -> subprocess.Popen[str]:
     """`bullmq-conformance run ARGS`, with its output piped."""
     return subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run_past_vector_20(server: ServerProcess, report: Path, *args: str,
+                       workers: bool = False) -> subprocess.Popen[str]:
+    """`run -q ARGS` on `server` with a JSON report, once it is past its 20th vector."""
+    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
+                            "--report-json", str(report), *args)
+    wait_until(has_keys(server.client(), *(PAST_20_WORKERS if workers else PAST_20)), run,
+               "the 20th vector")
+    return run
 
 
 def wait_until(check: Callable[[], bool], run: subprocess.Popen[str], what: str,
@@ -182,3 +200,23 @@ def finish(run: subprocess.Popen[str], report: Path | None = None,
     doc = json.loads(report.read_text()) if report is not None and report.is_file() else None
     return Ended(run.returncode, out, err, doc)
 
+
+def assert_both_commands_refuse(directory: Path, redis_url: str, cache: Path, head: str,
+                                contains: str = "") -> None:
+    """In new processes, `vectors check` and `run` on `directory` exit 2 before anything runs,
+    with one stderr line: their own prefix, then `head`, holding `contains`."""
+    env = {**os.environ, CACHE_ENV: str(cache)}
+    commands = [
+        ("bullmq-conformance: ", ("vectors", "check", "--vectors", str(directory))),
+        ("vector error: ", ("run", "--vectors", str(directory), "--redis", redis_url, "-q",
+                            "--examples", "0")),
+    ]
+    for prefix, args in commands:
+        proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=120, check=False)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 2, (args[0], proc.returncode, output[-3000:])
+        assert "Traceback" not in output and "passed" not in proc.stdout
+        lines = [row for row in proc.stderr.splitlines() if row.strip()]
+        assert len(lines) == 1, (args[0], proc.stderr)
+        assert lines[0].startswith(prefix + head) and contains in lines[0], (args[0], lines[0])

@@ -11,7 +11,6 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,28 +19,19 @@ import redis
 from conformance.resources import lua_dir
 from tests.fault_helpers import (
     FAULTY_ADAPTER,
-    PAST_20,
-    PAST_20_WORKERS,
     Ended,
     ServerProcess,
     descendants,
     finish,
     has_keys,
     run_in_background,
+    run_past_vector_20,
     survivors,
     wait_until,
 )
 
 pytestmark = pytest.mark.slow
 
-
-@pytest.fixture
-def server() -> Iterator[ServerProcess]:
-    proc = ServerProcess().start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
 
 
 def assert_infrastructure_error(ended: Ended, *wording: str) -> None:
@@ -71,9 +61,7 @@ def test_killed_during_properties(server: ServerProcess, tmp_path: Path) -> None
 
 def test_killed_with_two_workers(server: ServerProcess, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    run = run_in_background("-q", "-n", "2", "--redis", f"url:{server.url}", "--examples", "0",
-                            "--report-json", str(report))
-    wait_until(has_keys(server.client(), *PAST_20_WORKERS), run, "the 20th vector")
+    run = run_past_vector_20(server, report, "-n", "2", workers=True)
     workers = descendants(run.pid)
     server.kill()
     ended = finish(run, report)
@@ -86,9 +74,7 @@ def test_restarted_mid_run(server: ServerProcess, tmp_path: Path) -> None:
     """Killed and started again on the same port: redis-py reconnects by itself, so only the
     server's run_id (or a lost connection) tells that the vector in flight lost its keys."""
     report = tmp_path / "r.json"
-    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
-                            "--report-json", str(report))
-    wait_until(has_keys(server.client(), *PAST_20), run, "the 20th vector")
+    run = run_past_vector_20(server, report)
     server.kill()
     server.start()
     assert_infrastructure_error(finish(run, report), "restarted", "connection lost",
@@ -97,10 +83,8 @@ def test_restarted_mid_run(server: ServerProcess, tmp_path: Path) -> None:
 
 def test_flushed_and_clients_killed_mid_run(server: ServerProcess, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
-                            "--report-json", str(report))
+    run = run_past_vector_20(server, report)
     admin = server.client()
-    wait_until(has_keys(admin, *PAST_20), run, "the 20th vector")
     # Both at once, over and over, so that some vector is surely in flight.
     while run.poll() is None:
         pipe = admin.pipeline(transaction=True)
@@ -126,10 +110,8 @@ def test_a_read_only_replica_is_refused_before_the_first_vector(
 
 def test_out_of_memory_mid_run(server: ServerProcess, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
-                            "--report-json", str(report))
+    run = run_past_vector_20(server, report)
     admin = server.client()
-    wait_until(has_keys(admin, *PAST_20), run, "the 20th vector")
     admin.config_set("maxmemory-policy", "noeviction")
     admin.config_set("maxmemory", "1")
     ended = finish(run, report)
@@ -153,10 +135,7 @@ def test_a_busy_script_mid_run(tmp_path: Path) -> None:
     server = ServerProcess(("--busy-reply-threshold", "50")).start()
     try:
         report = tmp_path / "r.json"
-        run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
-                                "--report-json", str(report))
-        admin = server.client()
-        wait_until(has_keys(admin, *PAST_20), run, "the 20th vector")
+        run = run_past_vector_20(server, report)
         # A script that loops until it is killed, from another client.
         looping = threading.Thread(target=_loop_script, args=(server,), daemon=True)
         looping.start()
@@ -211,12 +190,10 @@ def test_an_adapter_on_a_replica_is_not_blamed(server: ServerProcess, tmp_path: 
     the server's fault, found by the probe after the first errored vector."""
     report = tmp_path / "r.json"
     adapter = Path(__file__).parent.parent / "examples" / "textbook" / "adapter.py"
-    run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
-                            "--report-json", str(report), "--expect",
-                            str(adapter.parent / "expectations.yaml"),
-                            "--candidate", f"command:{sys.executable} {adapter}")
+    run = run_past_vector_20(server, report, "--expect",
+                             str(adapter.parent / "expectations.yaml"),
+                             "--candidate", f"command:{sys.executable} {adapter}")
     admin = server.client()
-    wait_until(has_keys(admin, *PAST_20), run, "the 20th vector")
     other = ServerProcess().start()
     try:
         admin.replicaof("127.0.0.1", str(other.port))

@@ -6,26 +6,22 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import redis
 
 from conformance.resources import lua_dir
-from conformance.servers.local import resolve_local
 from conformance.vectors import Vector
 from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
+from tests.fault_helpers import FAULTY_ADAPTER, ServerProcess
 
 LUA_DIR = lua_dir()
 
-FAULTY_ADAPTER = Path(__file__).parent / "adapters" / "faulty.py"
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -101,41 +97,9 @@ def test_a_crashing_adapter_leaves_no_keys_on_a_shared_server(redis_server: obje
 # --- Redis dies mid-run -------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def killable_redis() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    """A redis-server this test starts itself, so that it may kill it."""
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="bmqc-fault-")
-    proc = subprocess.Popen([resolve_local("redis-server"), "--port", str(port), "--bind",
-                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 5
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.01)
-    try:
-        yield proc, port
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def test_redis_killed_mid_run_is_an_infrastructure_error(
-        killable_redis: tuple[subprocess.Popen[bytes], int], tmp_path: Path) -> None:
-    server, port = killable_redis
+def test_redis_killed_mid_run_is_an_infrastructure_error(server: ServerProcess,
+                                                         tmp_path: Path) -> None:
+    port = server.port
     report = tmp_path / "r.json"
     run = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
                             f"url:redis://127.0.0.1:{port}/0", "--examples", "0",
@@ -148,8 +112,7 @@ def test_redis_killed_mid_run_is_an_infrastructure_error(
         while not any(True for _ in watcher.scan_iter(match="*bmqc-*-00002*", count=1000)):
             assert time.monotonic() < deadline and run.poll() is None, "no vector started"
             time.sleep(0.002)
-        server.send_signal(signal.SIGKILL)
-        server.wait()
+        server.kill()
         out, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:

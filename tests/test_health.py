@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 import redis
 
 from conformance.servers import health
 from reference_impl.keys import PROFILES
 from tests.fault_helpers import ServerProcess
-
-
-@pytest.fixture
-def server() -> Iterator[ServerProcess]:
-    proc = ServerProcess().start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
 
 
 def test_a_healthy_server_has_no_problem(server: ServerProcess) -> None:

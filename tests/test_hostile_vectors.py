@@ -12,9 +12,6 @@ loads, one past it is rejected. The nesting limit is the documented 64 levels.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from string import Template
 
@@ -23,6 +20,7 @@ import pytest
 from conformance.errors import UsageError, VectorError
 from conformance.resources import CACHE_ENV
 from conformance.vectors import expectations, load_file, looks_like_vector_file
+from tests.fault_helpers import assert_both_commands_refuse
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTOR_ID = "bounds/all-fields"
@@ -295,17 +293,4 @@ def test_deep_nesting_exits_2_in_both_commands(tmp_path: Path, redis_url: str) -
     path = _write(tmp_path, data=_nested_flow(25000))
     path = path.rename(directory / "bounds.yaml")
     head = f"{path}:{_line_of('data')}: {VECTOR_ID}: mappings and sequences nested more than"
-    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache")}
-    commands = [
-        ("bullmq-conformance: ", ("vectors", "check", "--vectors", str(directory))),
-        ("vector error: ", ("run", "--vectors", str(directory), "--redis", redis_url, "-q",
-                            "--examples", "0")),
-    ]
-    for prefix, args in commands:
-        proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=120, check=False)
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 2, (args[0], proc.returncode, output[-3000:])
-        assert "Traceback" not in output
-        lines = [row for row in proc.stderr.splitlines() if row.strip()]
-        assert len(lines) == 1 and lines[0].startswith(prefix + head), (args[0], proc.stderr)
+    assert_both_commands_refuse(directory, redis_url, tmp_path / "cache", head)

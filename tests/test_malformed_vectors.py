@@ -17,12 +17,9 @@ one defect is all that was wrong.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +28,7 @@ import pytest
 from conformance.errors import VectorError
 from conformance.resources import CACHE_ENV, vectors_dir
 from conformance.vectors import load_dir
+from tests.fault_helpers import assert_both_commands_refuse
 
 VECTORS_DIR = vectors_dir()
 
@@ -178,21 +176,7 @@ def test_both_commands_exit_2_with_that_line(case: Case, tmp_path: Path, redis_u
     line after their own prefix, and exit 2 before anything runs."""
     directory = _vectors_dir(tmp_path, case)
     head, contains = _expected_line(case, directory)
-    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache")}
-    commands = [
-        ("bullmq-conformance: ", ("vectors", "check", "--vectors", str(directory))),
-        ("vector error: ", ("run", "--vectors", str(directory), "--redis", redis_url, "-q",
-                            "--examples", "0")),
-    ]
-    for prefix, args in commands:
-        proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=120, check=False)
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 2, (args[0], output[-3000:])
-        assert "Traceback" not in output and "passed" not in proc.stdout
-        lines = [row for row in proc.stderr.splitlines() if row.strip()]
-        assert len(lines) == 1, (args[0], proc.stderr)
-        assert lines[0].startswith(prefix + head) and contains in lines[0], (args[0], lines[0])
+    assert_both_commands_refuse(directory, redis_url, tmp_path / "cache", head, contains)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.fix is not None],

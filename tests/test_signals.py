@@ -8,7 +8,6 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,14 +35,6 @@ PROMPT_S = 1.0
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
-
-@pytest.fixture
-def server() -> Iterator[ServerProcess]:
-    proc = ServerProcess().start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
 
 
 def _hanging() -> list[str]:
