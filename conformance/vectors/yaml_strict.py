@@ -37,8 +37,8 @@ def too_deep(text: str, limit: int = MAX_DEPTH, loader: type[Any] | None = None)
     """The 1-based line of the first collection nested deeper than `limit`, or None.
 
     `loader` is the class that will compose the text (the fastest safe loader by default).
-    Only its events are read, one at a time, stopping at that collection. A syntax error ends
-    the scan with None: composing stops at the same error, with no deeper nesting before it,
+    Only its events are read, one at a time, stopping at that collection (or at the parser's
+    own depth limit, where it has one). Any other syntax error ends the scan with None: composing stops at the same error, with no deeper nesting before it,
     and reports it with its context.
     """
     depth = 0
@@ -53,7 +53,12 @@ def too_deep(text: str, limit: int = MAX_DEPTH, loader: type[Any] | None = None)
                     return (mark.line if mark is not None else 0) + 1
             elif isinstance(event, _CLOSES):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        # PyYAML 6.0.4 and later stop deep flow nesting themselves, in the scanner, which reads
+        # ahead of the events: the same fault, told the same way.
+        if "maximum nesting depth" in str(getattr(exc, "problem", "")):
+            mark = getattr(exc, "problem_mark", None)
+            return (mark.line if mark is not None else 0) + 1
         return None
     finally:
         parser.dispose()
