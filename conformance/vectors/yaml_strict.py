@@ -38,8 +38,9 @@ def too_deep(text: str, limit: int = MAX_DEPTH, loader: type[Any] | None = None)
 
     `loader` is the class that will compose the text (the fastest safe loader by default).
     Only its events are read, one at a time, stopping at that collection (or at the parser's
-    own depth limit, where it has one). Any other syntax error ends the scan with None: composing stops at the same error, with no deeper nesting before it,
-    and reports it with its context.
+    own depth limit, where it has one). Any other syntax error ends the scan with None:
+    composing stops at the same error, with no deeper nesting before it, and reports it with
+    its context.
     """
     depth = 0
     parser: Any = (loader or _Loader)(text)
