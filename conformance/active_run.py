@@ -39,6 +39,8 @@ from conformance.servers import ServerInfo
 from conformance.session import Run, RunOptions
 from conformance.signals import SignalGuard, active
 from conformance.vectors import IdIndex, expectations, load_file, looks_like_vector_file
+from reference_impl import versions
+from reference_impl.versions import split
 
 # What an xdist controller hands each worker (workerinput keys).
 _SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
@@ -75,7 +77,8 @@ def activate(config: pytest.Config) -> None:
         run = Run(RunOptions(config.getoption("bmq_candidate"), config.getoption("bmq_profile"),
                              config.getoption("bmq_redis"),
                              config.getoption("bmq_adapter_timeout"),
-                             config.getoption("bmq_prefix")))
+                             config.getoption("bmq_prefix"),
+                             config.getoption("bmq_protocol")))
         expect_path = config.getoption("bmq_expect")
         expected = expectations.load(Path(expect_path)) if expect_path else None
         dirs = vector_dirs(config)
@@ -266,11 +269,12 @@ class ConformanceRun:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        """Add the `properties` area after the vectors (subject to -k like any test)."""
+        """Add the `properties` area after the vectors (subject to -k like any test); not in
+        an `identify` run, which judges every range and has no one model to compare with."""
         if self.stopped is not None:
             items.clear()
             return
-        if self.examples <= 0:
+        if self.examples <= 0 or self.run.protocol is None:
             return
         keyword = config.getoption("keyword")
         matcher = None
@@ -298,8 +302,12 @@ class ConformanceRun:
         if outcome is None:
             return
         message = props.get("message", "")
-        self.verdicts.append({"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
-                              "outcome": outcome, "message": message})
+        verdict = {"id": report.nodeid.split("::", 1)[-1], "area": props["area"],
+                   "outcome": outcome, "message": message}
+        if "protocol" in props:
+            verdict["protocol"] = props["protocol"]
+            verdict["range"] = props["range"]
+        self.verdicts.append(verdict)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
@@ -363,11 +371,22 @@ class VectorFileCollector(pytest.File):
     def collect(self) -> list[pytest.Item]:
         """Load and validate the file; a bad file is a collection error (exit 2)."""
         loaded = load_file(self.path)
-        ids = self.config.stash[RUN_KEY].ids
+        plugin = self.config.stash[RUN_KEY]
+        protocol = plugin.run.protocol
         items: list[pytest.Item] = []
         for vector in loaded.vectors:
-            ids.add(vector)
-            items.append(VectorItem.from_parent(self, name=vector.id, vector=vector))
+            plugin.ids.add(vector)
+            if protocol is not None:
+                items.append(VectorItem.from_parent(self, name=vector.id, vector=vector,
+                                                    protocol=protocol))
+                continue
+            # identify: the vector at the start of each part of its range in which the
+            # candidate's calling convention stays the same
+            conventions = plugin.run.candidate.capabilities.conventions
+            for span in split(vector.span, conventions):
+                items.append(VectorItem.from_parent(
+                    self, name=f"{vector.id}@{versions.text(span.since)}", vector=vector,
+                    protocol=span.since, span=span))
         return items
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]

@@ -22,6 +22,8 @@ from conformance.outcomes import Outcome
 from conformance.runner import REDIS_DOWN, Verdict
 from conformance.session import Run
 from conformance.vectors import Vector, expectations
+from reference_impl import versions
+from reference_impl.versions import Range, Version
 
 if TYPE_CHECKING:
     from conformance.properties import PropertyResult
@@ -131,7 +133,8 @@ class PropertiesItem(_ConformanceItem):
         try:
             self.result = check_candidate(run.candidate, run.server.url, run.profile,
                                           self.examples, self.seed, start_candidate=False,
-                                          names=run.names, cluster=run.server.cluster)
+                                          names=run.names, cluster=run.server.cluster,
+                                          protocol=run.protocol or versions.CURRENT)
         except REDIS_DOWN as exc:
             plugin.abort(self, InfrastructureError(f"Redis connection lost: {exc}"))
         except (InfrastructureError, CandidateUnusable) as exc:
@@ -173,18 +176,24 @@ class PropertiesItem(_ConformanceItem):
 class VectorItem(_ConformanceItem):
     """One vector."""
 
-    def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
+    def __init__(self, *, vector: Vector, protocol: Version, span: Range | None = None,
+                 **kwargs: Any) -> None:
+        """`protocol`: the version the vector is judged at; `span`: the part of the vector's
+        range that judgement stands for (all of it unless `identify` split it)."""
         super().__init__(**kwargs)
         self.vector = vector
+        self.protocol = protocol
         self.verdict: Verdict | None = None
         self.user_properties.append(("area", vector.area))
+        self.user_properties.append(("protocol", versions.text(protocol)))
+        self.user_properties.append(("range", (span or vector.span).as_dict()))
 
     def setup(self) -> None:
         """Run the vector. A candidate or harness error raises here (reported as error)."""
         plugin = self.config.stash[PLUGIN_KEY]
         self._expect(plugin, self.vector.id)
         try:
-            verdict = plugin.run.run(self.vector)
+            verdict = plugin.run.run(self.vector, self.protocol)
         except (InfrastructureError, CandidateUnusable) as exc:
             plugin.abort(self, exc)
         self.verdict = verdict

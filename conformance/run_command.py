@@ -71,7 +71,8 @@ def _check(args: argparse.Namespace) -> Path:
     from conformance.vectors import vector_files
 
     # The candidate and Redis specs, the profile and prefix, and what cannot run on a cluster.
-    Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix))
+    Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix,
+                   args.protocol))
     if args.expect:
         from conformance.vectors.expectations import load
 

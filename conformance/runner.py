@@ -27,10 +27,12 @@ from conformance.errors import (
 from conformance.outcomes import Outcome
 from conformance.servers import ServerInfo, capabilities, health
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import OP_NAMES, Op
+from reference_impl.versions import Version
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
@@ -102,19 +104,22 @@ def run_vector(
     names: QueueNames,
     server: ServerInfo | None = None,
     since: health.Identity | None = None,
+    protocol: Version = versions.CURRENT,
 ) -> Verdict:
-    """Run one vector. Redis outages raise InfrastructureError; nothing else escapes.
+    """Run one vector, judged at `protocol`. Redis outages raise InfrastructureError; nothing
+    else escapes.
 
-    A vector for another profile, or one whose `needs` the profile or `server` lacks, is skipped
-    with the reason. A vector that fails or errors is first held against the server (`since`
-    is its identity at the run's start, see `conformance.servers.health`): when the server is
-    at fault, InfrastructureError is raised instead of a verdict.
+    A vector whose range does not hold `protocol`, one for another profile, or one whose
+    `needs` the profile or `server` lacks, is skipped with the reason. A vector that fails or
+    errors is first held against the server (`since` is its identity at the run's start, see
+    `conformance.servers.health`): when the server is at fault, InfrastructureError is raised
+    instead of a verdict.
     """
     track = since is not None and since.client_id is not None
     seeded: list[int] = []
     try:
         verdict = _run(vector, candidate, client, profile, names, server,
-                       seeded if track else None)
+                       seeded if track else None, protocol)
     except CandidateUnusable:
         # An adapter that cannot start because Redis is gone is Redis's fault.
         _hold_against_server(client, profile, names, server, since, None, vector)
@@ -157,8 +162,12 @@ def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueN
 
 
 def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: KeyProfile,
-         names: QueueNames, server: ServerInfo | None, seeded: list[int] | None) -> Verdict:
+         names: QueueNames, server: ServerInfo | None, seeded: list[int] | None,
+         protocol: Version) -> Verdict:
     """The vector's verdict; appends our connection's id at the seed to `seeded` if given."""
+    if not vector.span.holds(protocol):
+        return Verdict(vector, Outcome.SKIPPED, f"holds for bullmq {vector.span}, not the "
+                       f"protocol judged ({versions.text(protocol)})")
     if vector.profile is not None and vector.profile != profile.name:
         return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
     missing = capabilities.unmet(vector.needs, profile, server)
@@ -169,7 +178,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     if unsupported:
         return Verdict(vector, Outcome.SKIPPED,
                        f"candidate does not support {', '.join(unsupported)}")
-    queue = QueueRef(profile, names.next())
+    queue = QueueRef(profile, names.next(), protocol)
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False

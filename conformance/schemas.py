@@ -58,7 +58,8 @@ def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:
     """
     if isinstance(node, dict):
         ref = node.get("$ref")
-        if isinstance(ref, str) and len(node) == 1 and ref.startswith("#/$defs/"):
+        annotations = set(node) <= {"$ref", "description", "$comment"}
+        if isinstance(ref, str) and annotations and ref.startswith("#/$defs/"):
             return _inline_refs(defs[ref.removeprefix("#/$defs/")], defs)
         return {k: _inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
     if isinstance(node, list):

@@ -16,12 +16,14 @@ from conformance import servers, signals
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
-from conformance.options import ADAPTER_TIMEOUT_S
+from conformance.options import ADAPTER_TIMEOUT_S, CURRENT_PROTOCOL, EVERY_PROTOCOL
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.servers import capabilities, health
 from conformance.snapshot import glob_escape
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.keys import PROFILES, KeyProfile, custom_profile
+from reference_impl.versions import Version
 
 SUITE_VERSION = reference_impl.__version__
 _SWEEP_BATCH = 1000
@@ -36,6 +38,27 @@ class RunOptions:
     redis: str = "auto"
     adapter_timeout: float = ADAPTER_TIMEOUT_S
     prefix: str | None = None
+    #: The version judged against (`--protocol`), or "every" for `identify`.
+    protocol: str = CURRENT_PROTOCOL
+
+    @property
+    def judged(self) -> Version | None:
+        """The protocol version, or None when every vector is judged at its own range."""
+        return protocol_version(self.protocol)
+
+
+def protocol_version(raw: str) -> Version | None:
+    """`--protocol`'s value as a version (None for "every"); UsageError listing the ranges."""
+    if raw == EVERY_PROTOCOL:
+        return None
+    try:
+        return versions.check_supported(raw)
+    except ValueError as exc:
+        eras = versions.STATE_BOUNDARIES
+        spans = [str(versions.Range(a, b)) for a, b in zip(eras, (*eras[1:], versions.BEYOND),
+                                                           strict=True)]
+        raise UsageError(f"--protocol: {exc}; the supported ranges are {', '.join(spans)}") \
+            from None
 
 
 def profile_for(name: str, prefix: str | None = None) -> KeyProfile:
@@ -72,6 +95,7 @@ class Run:
     options: RunOptions
     candidate: Candidate = field(init=False)
     profile: KeyProfile = field(init=False)
+    protocol: Version | None = field(init=False)
     server: servers.ServerInfo | None = None
     client: redis.Redis | None = None
     names: QueueNames = field(default_factory=QueueNames)
@@ -81,6 +105,7 @@ class Run:
     def __post_init__(self) -> None:
         self.candidate = from_spec(self.options.candidate, self.options.adapter_timeout)
         self.profile = profile_for(self.options.profile, self.options.prefix)
+        self.protocol = self.options.judged
         if servers.parse_spec(self.options.redis).kind == "cluster":
             check_cluster(self.candidate, self.profile)
 
@@ -134,12 +159,12 @@ class Run:
             self.close()
             raise
 
-    def run(self, vector: Vector) -> Verdict:
-        """Run one vector (start() first)."""
+    def run(self, vector: Vector, protocol: Version) -> Verdict:
+        """Run one vector, judged at `protocol` (start() first)."""
         if self.client is None:
             raise InfrastructureError("Redis was not started")
         return run_vector(vector, self.candidate, self.client, self.profile, self.names,
-                          self.server, self.identity)
+                          self.server, self.identity, protocol=protocol)
 
     def close(self) -> None:
         """Stop whatever start() started.
@@ -203,6 +228,7 @@ class Run:
             engine = f"{self.server.kind} {self.server.engine} {self.server.version}"
             if self.server.detail:
                 engine += f" ({self.server.detail})"
+        protocol = versions.text(self.protocol) if self.protocol else "every range (identify)"
         return (f"bullmq-conformance {SUITE_VERSION}: candidate {self.candidate.name} "
-                f"[{self.candidate.version}], "
+                f"[{self.candidate.version}], protocol {protocol}, "
                 f"profile {self.profile.name}, redis {engine}")

@@ -14,6 +14,7 @@ from reference_impl.form import form_to_store, store_to_form
 from reference_impl.keys import PROFILES
 from reference_impl.model import QueueModel
 from reference_impl.ops import Op
+from reference_impl.versions import CURRENT, Version
 
 #: Stands for the queue name in a vector's `key_names`.
 QUEUE_PLACEHOLDER = "<queue>"
@@ -37,12 +38,12 @@ def expected_keys(written: dict[str, Any]) -> dict[str, Any]:
 
 
 def expect_for(given: Mapping[str, Any], when: Iterable[Op], *, profile: str | None = None,
-               one_slot: bool = False) -> dict[str, Any]:
-    """Run ops on a seeded queue through the model; return a vector's `expect` block.
+               one_slot: bool = False, protocol: Version = CURRENT) -> dict[str, Any]:
+    """Run ops on a seeded queue through the model at `protocol`; return a vector's `expect`.
 
     `profile` adds the full `key_names` of that key profile; `one_slot` the one-slot check.
     """
-    model = QueueModel(form_to_store(dict(given)))
+    model = QueueModel(form_to_store(dict(given)), protocol)
     returns = [model.apply(op) for op in when]
     written = store_to_form(model.store)
     expect: dict[str, Any] = {"returns": returns, "keys": expected_keys(written)}

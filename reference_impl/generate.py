@@ -16,12 +16,21 @@ from typing import Any
 import yaml
 
 import reference_impl
-from reference_impl.cases import Area
+from reference_impl import versions
+from reference_impl.cases import Area, Case, Flag
 from reference_impl.expected import expect_for
 from reference_impl.ops import op_to_dict
+from reference_impl.versions import Range
 
-SCHEMA_VERSION = 1
-PROTOCOL = "bullmq-6"
+SCHEMA_VERSION = 2
+PROTOCOL = "bullmq"
+#: The flag every vector of an older protocol range carries.
+OLDER_FLAG = "older-protocol"
+OLDER_NOTE = Flag(
+    "outdated-protocol",
+    "The fact as an older protocol range states it. The same ops hold otherwise from the "
+    "range's `until` on; a port that speaks this range passes it under --protocol.",
+)
 
 #: How values that legitimately vary are matched; copied into every file header.
 RULES: dict[str, str] = {
@@ -53,7 +62,51 @@ RULES: dict[str, str] = {
     "Where one is missing the test is skipped with the reason, never failed.",
     "one-slot": "expect.one_slot: true means every key the ops leave, stray keys included, "
     "hashes to the Redis Cluster slot of BASE (only the first {...} of a key is hashed).",
+    "protocol-range": "A test holds for the npm bullmq versions [since, until): since "
+    "inclusive, until exclusive, no until for still true. A run judges against one version and "
+    "skips the tests whose range does not hold it. Where a fact changed, each range has its "
+    "own test: the current one keeps the plain id, an older one adds .until-<version>.",
 }
+
+
+def version_ranges(case: Case) -> list[tuple[Range, dict[str, Any]]]:
+    """The model's expectation at every state boundary, merged where it does not change:
+    (range, expect) pairs, newest first. Boundaries the case cannot observe disappear here."""
+    eras = versions.STATE_BOUNDARIES
+    groups: list[tuple[versions.Version, dict[str, Any]]] = []
+    for era in eras:
+        expect = expect_for(case.given, case.when, profile=case.profile,
+                            one_slot=case.one_slot, protocol=era)
+        if not groups or groups[-1][1] != expect:
+            groups.append((era, expect))
+    out = []
+    for i, (since, expect) in enumerate(groups):
+        until = groups[i + 1][0] if i + 1 < len(groups) else None
+        out.append((Range(since, until), expect))
+    return out[::-1]
+
+
+def _test(area: Area, case: Case, span: Range, expect: dict[str, Any]) -> dict[str, Any]:
+    base = f"{area.name}/{case.name}"
+    if span.until is None:
+        test: dict[str, Any] = {"id": base, "description": case.description,
+                                "since": versions.text(span.since)}
+        flags = list(case.flags)
+    else:
+        test = {"id": f"{base}.until-{versions.text(span.until)}",
+                "description": f"Before {versions.text(span.until)}, "
+                f"{versions.BEFORE[span.until]}: the ops of {base}.",
+                "since": versions.text(span.since), "until": versions.text(span.until)}
+        flags = [*case.flags, OLDER_FLAG]
+    test["flags"] = flags
+    if case.profile is not None:
+        test["profile"] = case.profile
+    if case.needs:
+        test["needs"] = list(case.needs)
+    test["given"] = dict(case.given)
+    test["when"] = [op_to_dict(op) for op in case.when]
+    test["expect"] = expect
+    return test
 
 
 def render_area(area: Area) -> dict[str, Any]:
@@ -62,25 +115,15 @@ def render_area(area: Area) -> dict[str, Any]:
     missing = used - set(area.notes)
     if missing:
         raise ValueError(f"{area.name}: flags without notes: {sorted(missing)}")
-    tests = []
-    for case in area.cases:
-        test: dict[str, Any] = {
-            "id": f"{area.name}/{case.name}",
-            "description": case.description,
-            "flags": list(case.flags),
-        }
-        if case.profile is not None:
-            test["profile"] = case.profile
-        if case.needs:
-            test["needs"] = list(case.needs)
-        test["given"] = dict(case.given)
-        test["when"] = [op_to_dict(op) for op in case.when]
-        test["expect"] = expect_for(case.given, case.when, profile=case.profile,
-                                    one_slot=case.one_slot)
-        tests.append(test)
+    tests = [_test(area, case, span, expect)
+             for case in area.cases for span, expect in version_ranges(case)]
+    all_notes = dict(area.notes)
+    if any(OLDER_FLAG in test["flags"] for test in tests):
+        used.add(OLDER_FLAG)
+        all_notes[OLDER_FLAG] = OLDER_NOTE
     notes = {
         name: {k: v for k, v in vars(flag).items() if v is not None}
-        for name, flag in sorted(area.notes.items())
+        for name, flag in sorted(all_notes.items())
         if name in used
     }
     return {

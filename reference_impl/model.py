@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from reference_impl import scores
+from reference_impl import scores, versions
 from reference_impl.ops import (
     Add,
     ChangeDelay,
@@ -22,6 +22,7 @@ from reference_impl.ops import (
     fetched,
 )
 from reference_impl.store import JsonText, Store
+from reference_impl.versions import Version
 
 #: Events cap written to meta by the first add (`opts.maxLenEvents`).
 DEFAULT_MAX_EVENTS = 10000
@@ -57,19 +58,37 @@ def lua_int_text(value: int) -> str:
 
 
 class QueueModel:
-    """One queue's keys, and the protocol's ops on them.
+    """One queue's keys, and the protocol's ops on them, as of one protocol version.
 
     The store is addressed by key suffix (`wait`, `delayed`, a job id, `<id>:lock`...), so the
-    model is independent of the key profile.
+    model is independent of the key profile. `protocol` is an npm `bullmq` version
+    (`reference_impl.versions`); where the client computes part of the state (scores before
+    5.8.6), the model does what that release's Node client did.
     """
 
-    def __init__(self, store: Store | None = None) -> None:
+    def __init__(self, store: Store | None = None,
+                 protocol: Version = versions.CURRENT) -> None:
         self.store = store or Store()
+        self.protocol = protocol
+
+    def _since(self, boundary: Version) -> bool:
+        return self.protocol >= boundary
 
     # --- shared pieces -------------------------------------------------------------------
+    def _paused(self) -> bool:
+        return self.store.hget("meta", "paused") is not None
+
+    def _target(self) -> str:
+        """The list ready jobs go to: `paused` while paused, before 6.0.0."""
+        if not self._since(versions.NO_PAUSED_LIST) and self._paused():
+            return "paused"
+        return "wait"
+
     def _paused_or_maxed(self) -> bool:
-        if self.store.hget("meta", "paused") is not None:
+        if self._paused():
             return True
+        if not self._since(versions.GLOBAL_CONCURRENCY):
+            return False
         concurrency = self.store.hget("meta", "concurrency")
         if isinstance(concurrency, str):
             return self.store.llen("active") >= int(concurrency)
@@ -91,11 +110,22 @@ class QueueModel:
     def _delay_marker(self) -> None:
         head = self.store.zrange("delayed")
         if head:
-            self.store.zadd("marker", scores.next_wake(int(head[0][1])), "1")
+            member = "1" if self._since(versions.DELAY_MARKER_MEMBER) else "0"
+            self.store.zadd("marker", scores.next_wake(int(head[0][1])), member)
+
+    def _delay_marker_unless_paused(self) -> None:
+        """Before 5.8.7 the delayed writes skipped the marker while meta.paused was set."""
+        if self._since(versions.PAUSED_DELAY_MARKER) or not self._paused():
+            self._delay_marker()
+
+    def _priority_score(self, priority: int, counter: int) -> int:
+        if self._since(versions.PRIORITY_MODULO):
+            return scores.priority_score(priority, counter)
+        return scores.legacy_priority_score(priority, counter)
 
     def _prioritize(self, job_id: str, priority: int, paused_or_maxed: bool) -> None:
         counter = self.store.incr("pc")
-        self.store.zadd("prioritized", scores.priority_score(priority, counter), job_id)
+        self.store.zadd("prioritized", self._priority_score(priority, counter), job_id)
         self._base_marker(paused_or_maxed)
 
     def _delayed_scores(self) -> list[int]:
@@ -161,37 +191,46 @@ class QueueModel:
             self.store.hset(job_id, name, value)
         self._event("event", "added", "jobId", job_id, "name", op.name)
         route = op.route()
-        if route == "delayed":
+        if route == "delayed" and not self._since(versions.BAND_BUMP):
+            fire = op.timestamp + delay if delay > 0 else 0
+            self.store.zadd("delayed", scores.legacy_delayed_score(fire, counter), job_id)
+            self._event("event", "delayed", "jobId", job_id, "delay", lua_int_text(fire))
+            self._delay_marker_unless_paused()
+        elif route == "delayed":
             fire = self._insert_delayed(job_id, op.timestamp, delay)
             self._event("event", "delayed", "jobId", job_id, "delay", lua_int_text(fire))
-            self._delay_marker()
+            self._delay_marker_unless_paused()
         elif route == "prioritized":
             self._prioritize(job_id, priority, self._paused_or_maxed())
             self._event("event", "waiting", "jobId", job_id)
         else:
             paused_or_maxed = self._paused_or_maxed()
             if op.opts.get("lifo"):
-                self.store.rpush("wait", job_id)
+                self.store.rpush(self._target(), job_id)
             else:
-                self.store.lpush("wait", job_id)
+                self.store.lpush(self._target(), job_id)
             self._base_marker(paused_or_maxed)
             self._event("event", "waiting", "jobId", job_id)
         return job_id
 
     def promote_due(self, now: int, paused_or_maxed: bool) -> list[str]:
         """The sweep: move up to 1000 jobs due at `now` (whole band of `now`) out of delayed."""
-        bound = scores.promote_bound(now)
+        if self._since(versions.BAND_BUMP):
+            bound = scores.promote_bound(now)
+        else:
+            bound = scores.legacy_promote_bound(now)
         due = [m for m, s in self.store.zrange("delayed") if 0 <= s <= bound]
         due = due[: scores.PROMOTE_BATCH]
         for job_id in due:
             self.store.zrem("delayed", job_id)
+        target = self._target()
         for job_id in due:
             priority = self._priority_of(job_id)
             if priority == 0:
-                self.store.lpush("wait", job_id)
+                self.store.lpush(target, job_id)
             else:
                 counter = self.store.incr("pc")
-                score = scores.priority_score(priority, counter)
+                score = self._priority_score(priority, counter)
                 self.store.zadd("prioritized", score, job_id)
             self._event("event", "waiting", "jobId", job_id, "prev", "delayed")
             self.store.hset(job_id, "delay", "0")
@@ -224,7 +263,8 @@ class QueueModel:
         self._event("event", "active", "jobId", job_id, "prev", "waiting")
         self.store.hset(job_id, "processedOn", lua_int_text(op.now))
         self.store.hincrby(job_id, "ats", 1)
-        self._base_marker(False)
+        if self._since(versions.ACTIVATION_MARKER):
+            self._base_marker(False)
         return fetched(job_id)
 
     def promote(self, op: Promote) -> int:
@@ -233,11 +273,12 @@ class QueueModel:
             return JOB_NOT_IN_STATE
         priority = self._priority_of(op.job_id)
         paused_or_maxed = self._paused_or_maxed()
-        waiting = self.store.lrange("wait")
+        target = self._target()
+        waiting = self.store.lrange(target)
         if waiting and waiting[0].startswith(LEGACY_MARKER):
-            self.store.lpop("wait")
+            self.store.lpop(target)
         if priority == 0:
-            self.store.lpush("wait", op.job_id)
+            self.store.lpush(target, op.job_id)
             self._base_marker(paused_or_maxed)
         else:
             self._prioritize(op.job_id, priority, paused_or_maxed)
@@ -245,10 +286,34 @@ class QueueModel:
         self.store.hset(op.job_id, "delay", "0")
         return 0
 
+    def _client_score(self, job_id: str, fire: int) -> int:
+        """Before 5.8.6 the Node client scored changeDelay and moveToDelayed itself."""
+        return scores.legacy_delayed_score(fire, scores.js_low_bits(job_id)) if fire > 0 \
+            else fire
+
+    def _legacy_redelay(self, job_id: str, delay: int, fire: int, events_default: bool) -> None:
+        """ZADD a caller-computed score; the event's delay is the score / 4096 as Lua prints
+        it. `events_default`: the script writes meta's opts.maxLenEvents when it is missing."""
+        score = self._client_score(job_id, fire)
+        self.store.hset(job_id, "delay", lua_int_text(delay))
+        self.store.zadd("delayed", score, job_id)
+        if events_default:
+            self._max_events()
+        delay_text = scores.lua_number_text(scores.next_wake(score))
+        self._event("event", "delayed", "jobId", job_id, "delay", delay_text)
+
     def change_delay(self, op: ChangeDelay) -> int:
         """changeDelay-4: re-score from (now, delay), computed before the job leaves the set."""
         if not self.store.exists(op.job_id):
             return JOB_NOT_EXIST
+        if not self._since(versions.BAND_BUMP):
+            if not self.store.zrem("delayed", op.job_id):
+                return JOB_NOT_IN_STATE
+            self._legacy_redelay(op.job_id, op.delay, op.now + op.delay,
+                                 self._since(versions.CHANGE_DELAY_MARKER))
+            if self._since(versions.CHANGE_DELAY_MARKER):
+                self._delay_marker_unless_paused()
+            return 0
         placed = scores.delayed_score(self._delayed_scores(), op.now, op.delay)
         if not self.store.zrem("delayed", op.job_id):
             return JOB_NOT_IN_STATE
@@ -256,7 +321,7 @@ class QueueModel:
         self.store.zadd("delayed", placed.score, op.job_id)
         self._max_events()
         self._event("event", "delayed", "jobId", op.job_id, "delay", lua_int_text(placed.fire))
-        self._delay_marker()
+        self._delay_marker_unless_paused()
         return 0
 
     def change_priority(self, op: ChangePriority) -> int:
@@ -264,12 +329,20 @@ class QueueModel:
         if not self.store.exists(op.job_id):
             return JOB_NOT_EXIST
         paused_or_maxed = self._paused_or_maxed()
-        if self.store.zrem("prioritized", op.job_id) or self.store.lrem_last("wait", op.job_id):
+        target = self._target()
+        if not self._since(versions.CHANGE_PRIORITY_TO_WAIT):
+            # Re-added with a fresh counter even for priority 0; a waiting job moves only for
+            # a priority > 0; lifo is ignored.
+            if self.store.zrem("prioritized", op.job_id) or (
+                    op.priority > 0 and self.store.lrem_last(target, op.job_id)):
+                self._prioritize(op.job_id, op.priority, paused_or_maxed)
+        elif self.store.zrem("prioritized", op.job_id) or self.store.lrem_last(target,
+                                                                               op.job_id):
             if op.priority == 0:
                 if op.lifo:
-                    self.store.rpush("wait", op.job_id)
+                    self.store.rpush(target, op.job_id)
                 else:
-                    self.store.lpush("wait", op.job_id)
+                    self.store.lpush(target, op.job_id)
                 self._base_marker(paused_or_maxed)
             elif op.lifo:
                 self.store.zadd("prioritized", scores.lua_number(op.priority * scores.TIER),
@@ -288,28 +361,60 @@ class QueueModel:
             if lock is None:
                 return JOB_LOCK_NOT_EXIST
             if lock != op.token:
-                return JOB_LOCK_MISMATCH
+                if self._since(versions.LOCK_MISMATCH_CODE):
+                    return JOB_LOCK_MISMATCH
+                return JOB_LOCK_NOT_EXIST
             self.store.delete(f"{op.job_id}:lock")
         if not self.store.lrem_last("active", op.job_id):
             return JOB_NOT_IN_STATE
+        if not self._since(versions.BAND_BUMP):
+            if not op.skip_attempt:
+                self.store.hincrby(op.job_id, "atm", 1)
+            self._legacy_redelay(op.job_id, op.delay, max(0, op.now + op.delay),
+                                 self._since(versions.MAX_EVENTS_ON_MOVE))
+            self._delay_marker_unless_paused()
+            return 0
         fire = self._insert_delayed(op.job_id, op.now, op.delay)
         if not op.skip_attempt:
             self.store.hincrby(op.job_id, "atm", 1)
         self.store.hset(op.job_id, "delay", lua_int_text(op.delay))
         self._max_events()
         self._event("event", "delayed", "jobId", op.job_id, "delay", lua_int_text(fire))
-        self._delay_marker()
+        self._delay_marker_unless_paused()
         return 0
 
-    def pause(self) -> int:
-        """pause-7 'paused': flag meta and drop both markers; jobs stay where they are."""
+    def _rename_pause(self, source: str, target: str) -> None:
+        """Before 6.0.0 pause and resume RENAMEd the whole list (overwriting the target)."""
+        if self.store.exists(source):
+            self.store.rename(source, target)
+
+    def pause(self) -> int | None:
+        """pause-7 'paused': flag meta and drop both markers; jobs stay where they are (before
+        6.0.0: wait is renamed to paused, and the script returns nothing)."""
+        if not self._since(versions.NO_PAUSED_LIST):
+            self._rename_pause("wait", "paused")
+            self.store.hset("meta", "paused", "1")
+            self.store.delete("marker")
+            self._event("event", "paused")
+            return None
         self.store.hset("meta", "paused", "1")
         self.store.delete("marker")
         self._event("event", "paused")
         return 0
 
-    def resume(self) -> int:
-        """pause-7 'resumed': clear the flag, migrate a legacy paused list, restore markers."""
+    def resume(self) -> int | None:
+        """pause-7 'resumed': clear the flag, migrate a legacy paused list, restore markers
+        (before 6.0.0: paused is renamed back to wait, and the script returns nothing)."""
+        if not self._since(versions.NO_PAUSED_LIST):
+            had_jobs = self.store.exists("paused")
+            self._rename_pause("paused", "wait")
+            self.store.hdel("meta", "paused")
+            if had_jobs or self.store.zrange("prioritized"):
+                self.store.zadd("marker", 0, "0")
+            else:
+                self._delay_marker()
+            self._event("event", "resumed")
+            return None
         self.store.hdel("meta", "paused")
         left = 0
         if self.store.exists("paused"):

@@ -6,7 +6,8 @@ its language, can report them the same way:
 - `Add` returns the job id as a string (or the existing id for a duplicate custom id);
 - `MoveToActive` returns `{"job": id or None, "ttl": rate-limit ms, "next": next fire ms}`;
 - `Promote`, `ChangeDelay`, `ChangePriority` and `MoveToDelayed` return the script's integer
-  code; `Pause` and `Resume` return the number of legacy paused jobs left to migrate (0).
+  code; `Pause` and `Resume` return the number of legacy paused jobs left to migrate (0), or
+  nothing (null) before 6.0.0.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ def op_from_dict(raw: Mapping[str, Any]) -> Op:
 
 
 MoveResult = dict[str, Any]
-Result = str | int | MoveResult
+#: None only from pause and resume before 6.0.0, whose script returned nothing.
+Result = str | int | MoveResult | None
 
 
 def fetched(job: str | None, ttl: int = 0, next_ms: int = 0) -> MoveResult:

@@ -97,3 +97,52 @@ def next_wake(head_score: int) -> Fraction:
 def next_wake_reply(head_score: int) -> int:
     """What moveToActive returns as the next fire time: head/4096 truncated to an integer."""
     return head_score // BAND
+
+
+# --- before 5.8.6 (versions.BAND_BUMP) ------------------------------------------------------
+#: The low bits a pre-5.8.6 delayed score carries (12 bits of a counter or job id).
+LOW_BITS = 0xFFF
+
+
+def legacy_delayed_score(fire: int, low: int) -> int:
+    """A pre-5.8.6 delayed score: `fire * 4096 + (low & 0xfff)`, no band bump.
+
+    Adds took `low` from the `id` counter's new value (custom ids too), and the Node client
+    took it from the job id for changeDelay and moveToDelayed (`js_low_bits`).
+    """
+    return lua_number(lua_number(fire * BAND) + (low & LOW_BITS))
+
+
+def js_low_bits(job_id: str) -> int:
+    """`+jobId & 0xfff` in JavaScript: the id read as a Number, 0 when it is not one."""
+    body = job_id.strip()
+    try:
+        number = int(body, 16) if body[:2].lower() == "0x" else float(body) if body else 0.0
+    except ValueError:
+        return 0
+    if number != number or number in (float("inf"), float("-inf")):
+        return 0
+    return int(number) % 2**32 & LOW_BITS  # ToInt32 keeps the low 32 bits of the integer part
+
+
+def legacy_promote_bound(now: int) -> int:
+    """Before 5.8.6 the sweep took scores up to `(now + 1) * 4096` inclusive."""
+    return lua_number((now + 1) * BAND)
+
+
+def int32_band(counter: int) -> int:
+    """`bit.band(c, 0xffffffffffff)` in Lua BitOp (before 5.8.1): c as a signed 32-bit int."""
+    low = counter % 2**32
+    return low - 2**32 if low >= 2**31 else low
+
+
+def legacy_priority_score(priority: int, counter: int) -> int:
+    """A pre-5.8.1 prioritized score: the counter wrapped to a signed 32-bit int."""
+    return lua_number(lua_number(priority * TIER) + int32_band(counter))
+
+
+def lua_number_text(value: int | Fraction) -> str:
+    """How Redis renders a Lua number passed to a command: `%.17g` of the double."""
+    if isinstance(value, int) and -EXACT_LIMIT <= value <= EXACT_LIMIT:
+        return str(value)
+    return f"{float(value):.17g}"

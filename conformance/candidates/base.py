@@ -7,16 +7,21 @@ from typing import Protocol, runtime_checkable
 
 import redis
 
+from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result
+from reference_impl.versions import Version
 
 
 @dataclass(frozen=True)
 class QueueRef:
-    """The queue a vector runs in: a run-unique name under the chosen key profile."""
+    """The queue a vector runs in: a run-unique name under the chosen key profile, and the
+    protocol version the vector is judged at (a candidate that speaks several, like a
+    scripts directory, calls its scripts in that version's convention)."""
 
     profile: KeyProfile
     name: str
+    protocol: Version = versions.CURRENT
 
     @property
     def base(self) -> str:
@@ -36,10 +41,14 @@ class Capabilities:
     candidate runs on Redis Cluster (an adapter or a client library is handed one node's URL
     instead). `ops`: the op names it can apply (`reference_impl.ops.OP_NAMES`), or None when
     it tells per op (an adapter answers `skipped`); a vector with another op is skipped.
+    `conventions`: see below.
     """
 
     cluster: bool = False
     ops: frozenset[str] | None = None
+    #: Versions at which the candidate's own calling convention changes: `identify` judges a
+    #: vector once on each side of them (a scripts directory: how ARGV is laid out).
+    conventions: tuple[Version, ...] = ()
 
 
 @runtime_checkable

@@ -27,6 +27,7 @@ from redis.commands.core import Script
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.lua_includes import resolve
 from conformance.errors import CandidateError, UsageError
+from reference_impl import scores, versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     OP_NAMES,
@@ -79,13 +80,40 @@ LAYOUTS: dict[str, Layout] = {
                                  "meta", "stalled", "wait", "limiter", "pc")),
     )
 }
-#: Other key layouts a release may ship under the same name (resolved by name and key count).
+#: The shapes of earlier 5.x and 6.x releases (docs/VERSIONS.md §1): each new key was inserted
+#: in the middle, so the order comes from the file's key count, never from the name alone.
 ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
-    # the v6.2.0 source tree: `paused` as KEYS[11], pc moved to KEYS[12]
-    "moveToDelayed": (Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed",
-                                               "{job}", "events", "meta", "stalled", "wait",
-                                               "limiter", "paused", "pc")),),
+    "addStandardJob": (
+        Layout("addStandardJob", ("wait", "paused", "meta", "id", "completed", "active",
+                                  "events", "marker")),  # 5.9.0 up to 5.56.0
+        Layout("addStandardJob", ("wait", "paused", "meta", "id", "completed", "events",
+                                  "marker")),  # 5.0.0 up to 5.9.0
+    ),
+    "addPrioritizedJob": (
+        Layout("addPrioritizedJob", ("marker", "meta", "id", "prioritized", "completed",
+                                     "active", "events", "pc")),
+        Layout("addPrioritizedJob", ("marker", "meta", "id", "prioritized", "completed",
+                                     "events", "pc")),
+    ),
+    "promote": (Layout("promote", ("delayed", "wait", "paused", "meta", "prioritized", "pc",
+                                   "events", "marker")),),
+    "changeDelay": (Layout("changeDelay", ("delayed", "{job}", "events")),),  # before 5.1.9
+    "changePriority": (Layout("changePriority", ("wait", "paused", "meta", "prioritized", "pc",
+                                                 "marker")),),
+    "moveToDelayed": (
+        # 5.73.3 up to 6.3.5 (and the v6.2.0 source tree): `paused` as KEYS[11]
+        Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}",
+                                 "events", "meta", "stalled", "wait", "limiter", "paused",
+                                 "pc")),
+        Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}",
+                                 "events", "meta", "stalled")),  # 5.5.4 up to 5.73.3
+        Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}",
+                                 "events", "meta")),  # before 5.5.4
+    ),
 }
+#: Files that only BullMQ 4.x and earlier ship (no marker zset): older than supported.
+PRE_5_FILES = ("moveToActive-10.lua", "addStandardJob-6.lua", "addDelayedJob-7.lua",
+               "addPrioritizedJob-8.lua", "pause-5.lua", "promote-7.lua")
 _ADD_SCRIPT = {"standard": "addStandardJob", "delayed": "addDelayedJob",
                "prioritized": "addPrioritizedJob"}
 #: How far below a directory without scripts to look for one with them: levels, and folders.
@@ -130,6 +158,13 @@ def folders_with_scripts(directory: Path) -> list[Path]:
     return [path for *_, path in sorted(found)]
 
 
+def pre_5_files(directory: Path) -> list[str]:
+    """The BullMQ 4.x script files in `directory`, when it holds no 5.x moveToActive."""
+    if os.path.isfile(directory / LAYOUTS["moveToActive"].file_name):
+        return []
+    return [name for name in PRE_5_FILES if os.path.isfile(directory / name)]
+
+
 def check_directory(directory: Path) -> None:
     """Raise UsageError (one line) unless `directory` holds at least one needed script.
 
@@ -141,10 +176,14 @@ def check_directory(directory: Path) -> None:
     wanted = [layout.file_name for name in LAYOUTS
               for layout in (LAYOUTS[name], *ALTERNATE_LAYOUTS.get(name, ()))]
     text = f"{directory} holds none of the scripts the ops need ({', '.join(wanted)})"
+    old = pre_5_files(directory)
     others = sorted(p.name for name in LAYOUTS for p in directory.glob(f"{name}-*.lua"))
-    if others:
-        text += (f"; it has {', '.join(others)}: other KEYS counts than BullMQ 6.x's "
-                 "(an older release?)")
+    if old:
+        text += (f"; it has {', '.join(old)}: BullMQ 4.x scripts, older than the earliest "
+                 f"supported protocol ({versions.text(versions.EARLIEST)})")
+    elif others:
+        text += (f"; it has {', '.join(others)}: other KEYS counts than any BullMQ 5.x or 6.x "
+                 "release's")
     below = folders_with_scripts(directory)
     if below:
         text += f"; did you mean {' or '.join(str(p) for p in below[:3])}?"
@@ -184,8 +223,10 @@ class ScriptsCandidate:
     @property
     def capabilities(self) -> Capabilities:
         """Every op (a missing script errors the vectors that need it); runs on a cluster,
-        since its scripts go through the suite's client."""
-        return Capabilities(cluster=True, ops=frozenset(OP_NAMES))
+        since its scripts go through the suite's client; its ARGV layout changes at 5.8.6
+        (scores computed by the caller before) and 5.13.2 (changePriority's ARGV[2])."""
+        return Capabilities(cluster=True, ops=frozenset(OP_NAMES),
+                            conventions=(versions.BAND_BUMP, versions.CHANGE_PRIORITY_BASE))
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:
         """Nothing to start: scripts run through the client passed to apply()."""
@@ -262,22 +303,42 @@ class ScriptsCandidate:
         return _as_result(self._call(client, queue, "promote", [queue.base, op.job_id]))
 
     def _change_delay(self, client: redis.Redis, queue: QueueRef, op: ChangeDelay) -> Result:
-        args = [op.delay, str(op.now), op.job_id, queue.key(op.job_id)]
-        return _as_result(self._call(client, queue, "changeDelay", args))
+        if queue.protocol >= versions.BAND_BUMP:
+            args: list[Any] = [op.delay, str(op.now), op.job_id, queue.key(op.job_id)]
+        else:  # the caller scored the job (changeDelay-3 ignores the 4th argument)
+            args = [op.delay, client_score(op.job_id, op.now + op.delay), op.job_id,
+                    queue.key(op.job_id)]
+        return _as_result(self._call(client, queue, "changeDelay", args, job_id=op.job_id))
 
     def _change_priority(self, client: redis.Redis, queue: QueueRef, op: ChangePriority) -> Result:
-        args = [op.priority, queue.base, op.job_id, "1" if op.lifo else "0"]
+        # Before 5.13.2 the script took the job's own key and appended nothing.
+        where = queue.base if queue.protocol >= versions.CHANGE_PRIORITY_BASE \
+            else queue.key(op.job_id)
+        args = [op.priority, where, op.job_id, "1" if op.lifo else "0"]
         return _as_result(self._call(client, queue, "changePriority", args))
 
     def _move_to_delayed(self, client: redis.Redis, queue: QueueRef, op: MoveToDelayed) -> Result:
-        args = [queue.base, op.now, op.job_id, op.token, op.delay,
-                "1" if op.skip_attempt else "0", "", "0"]
+        skip = "1" if op.skip_attempt else "0"
+        if queue.protocol >= versions.BAND_BUMP:
+            args: list[Any] = [queue.base, op.now, op.job_id, op.token, op.delay, skip, "", "0"]
+        else:
+            score = client_score(op.job_id, max(0, op.now + op.delay))
+            args = [queue.base, op.now, score, op.job_id, op.token, op.delay, skip]
         return _as_result(self._call(client, queue, "moveToDelayed", args, job_id=op.job_id))
 
     def _pause(self, client: redis.Redis, queue: QueueRef, op: Pause | Resume) -> Result:
         pausing = isinstance(op, Pause)
         return _as_result(self._call(client, queue, "pause", ["paused" if pausing else "resumed"],
                                      swap=not pausing))
+
+
+def client_score(job_id: str, fire: int) -> str:
+    """The delayed score a pre-5.8.6 Node client sent (`fire * 0x1000 + (+jobId & 0xfff)` in
+    doubles), as text that reads back as the same double."""
+    if fire <= 0:
+        return str(fire)
+    score = scores.legacy_delayed_score(fire, scores.js_low_bits(job_id))
+    return str(score) if abs(score) <= scores.EXACT_LIMIT else repr(float(score))
 
 
 def decoded(reply: Any) -> Any:

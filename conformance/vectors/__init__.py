@@ -35,6 +35,7 @@ from conformance.errors import VectorError
 from conformance.resources import cache_dir, schema_path
 from conformance.vectors import yaml_strict as vector_yaml
 from conformance.vectors.yaml_strict import Loader, compose
+from reference_impl import versions
 from reference_impl.ops import Op, op_from_dict
 
 #: Top-level keys that make a YAML file a vector file (block style, at the start of a line).
@@ -83,6 +84,8 @@ class Vector:
     line: int
     needs: tuple[str, ...] = ()
     one_slot: bool = False
+    #: The npm bullmq versions the fact holds for.
+    span: versions.Range = versions.ALWAYS
 
     @property
     def area(self) -> str:
@@ -264,6 +267,9 @@ def _check_consistency(path: Path, data: dict[str, Any], lines: list[int],
             raise VectorError("expect.returns needs one entry per op in when", where, test["id"])
         if ("key_names" in expect) != ("profile" in test):
             raise VectorError("key_names and profile go together", where, test["id"])
+        if "until" in test and versions.parse(test["since"]) >= versions.parse(test["until"]):
+            raise VectorError(f"since {test['since']} is not below until {test['until']}",
+                              where, test["id"])
 
 
 @contextmanager
@@ -302,6 +308,9 @@ def load_file(path: Path) -> VectorFile:
                 line=lines[index],
                 needs=tuple(test.get("needs", ())),
                 one_slot=bool(expect.get("one_slot", False)),
+                span=versions.Range(versions.parse(test["since"]),
+                                    versions.parse(test["until"]) if "until" in test
+                                    else None),
             )
         )
     header = {k: v for k, v in data.items() if k != "tests"}
