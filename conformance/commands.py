@@ -48,6 +48,23 @@ COMMANDS = (
     Command("run", "run the vectors against a candidate", "conformance.run_command:main", o.RUN,
             "Run every vector against a candidate on a Redis, and report "
             "passed/failed/errored/skipped."),
+    Command("identify", "name the BullMQ protocol range a candidate speaks",
+            "conformance.identify_command:main", (
+                o.CANDIDATE, o.PROFILE, o.PREFIX, o.REDIS, o.VECTORS,
+                o.REPORT_JSON.but(help="also write the run's JSON report, with the result "
+                                  "under `identify`"),
+                o.ADAPTER_TIMEOUT,
+                Option(("--json",), "print the result as JSON: candidate, protocol {since, "
+                       "until} or null, closest {since, until, failed}, evidence, "
+                       "older_than_supported", action="store_true", shown_default="text"),
+                Option(("-n", "--numprocesses"), "parallel processes (pytest-xdist)",
+                       type=o.worker_count, metavar="N|auto", shown_default="one process")),
+            "Judge every vector at every protocol range it holds for, then name the range of "
+            "npm bullmq versions whose vectors all pass, with the vectors that tell it from "
+            "the ranges beside it. When none fits, name the closest range and the vectors "
+            "that still fail there: the port's bugs. A candidate with BullMQ 4.x scripts, or "
+            "that writes no marker zset, is older than the earliest supported protocol "
+            "(5.0.0). Exit 0 when a range fits, 1 when none does."),
     Command("diff", "apply the same ops to two candidates and print the first state difference",
             "conformance.selftest.diff:main", (
                 o.CANDIDATE.but(action="append", required=True, default=None,

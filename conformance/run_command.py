@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
@@ -133,7 +133,10 @@ def main(args: argparse.Namespace) -> int:
     return _run(args, active())
 
 
-def _run(args: argparse.Namespace, guard: SignalGuard) -> int:
+def _run(args: argparse.Namespace, guard: SignalGuard, verbosity: int | None = None,
+         out: TextIO | None = None) -> int:
+    """The run of `args`; `verbosity` overrides -q / -v (see `RunReporter`), `out` is where
+    the progress goes (standard output)."""
     from conformance.terminal import RunReporter
 
     vectors = _check(args)
@@ -142,7 +145,9 @@ def _run(args: argparse.Namespace, guard: SignalGuard) -> int:
             # The summary is built from the JSON report the plugin writes.
             args.report_json = Path(scratch) / "report.json"
         collector = _Collector()
-        reporter = RunReporter(verbosity=-1 if args.quiet else int(args.verbose))
+        if verbosity is None:
+            verbosity = -1 if args.quiet else int(args.verbose)
+        reporter = RunReporter(verbosity=verbosity, out=out)
         plugins = [collector, reporter, _Workers(guard)]
         code = pytest.main(pytest_argv(args, vectors), plugins=plugins)
         if args.summary_md is not None:

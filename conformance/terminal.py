@@ -26,8 +26,13 @@ _MARK = {Outcome.PASSED: ".", Outcome.FAILED: "F", Outcome.ERRORED: "E",
 _WIDTH = 80
 
 
+#: Verbosity of a run whose results another command reads (`identify`): header and tally only.
+SILENT = -2
+
+
 class RunReporter:
-    """A pytest plugin that writes a run's progress and results to `out`."""
+    """A pytest plugin that writes a run's progress and results to `out`: -1 quiet, 0 marks,
+    1 one line per vector, SILENT the header and the tally only."""
 
     def __init__(self, verbosity: int = 0, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
@@ -87,6 +92,8 @@ class RunReporter:
             self.skips[_skip_reason(report)] += 1
         elif outcome.failing:
             self.details.append((outcome, report.longreprtext.strip()))
+        if self.verbosity <= SILENT:
+            return
         if self.verbosity > 0:
             self._line(f"{report.nodeid.removeprefix('::')} {outcome.value.upper()}")
         else:
@@ -110,7 +117,7 @@ class RunReporter:
         if active is not None and active.stopped is not None and not self.outcomes:
             return
         self._end_marks()
-        for outcome in (Outcome.FAILED, Outcome.ERRORED):
+        for outcome in (Outcome.FAILED, Outcome.ERRORED) if self.verbosity > SILENT else ():
             shown = [text for kind, text in self.details if kind is outcome]
             if shown:
                 self._line()

@@ -201,6 +201,11 @@ class ScriptsCandidate:
     def __init__(self, directory: Path, label: str | None = None) -> None:
         """Raises UsageError when `directory` holds none of the scripts (`check_directory`)."""
         check_directory(directory)
+        old = pre_5_files(directory)
+        if old:
+            raise UsageError(f"{directory} holds BullMQ 4.x scripts ({', '.join(old)}), older "
+                             f"than the earliest supported protocol "
+                             f"({versions.text(versions.EARLIEST)})")
         self.directory = directory
         self._label = label or f"scripts:{directory}"
         self._texts: dict[str, str] = {}

@@ -16,9 +16,11 @@ from typing import Any
 from conformance import schemas
 from conformance.errors import UsageError
 from conformance.outcomes import Outcome, Tally
+from conformance.options import EVERY_PROTOCOL
 from conformance.session import SUITE_VERSION, Run
+from reference_impl import versions
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 #: Failures shown with their diff in the Markdown summary.
 MAX_FAILURES = 5
 
@@ -61,7 +63,7 @@ def run_info(document: Mapping[str, Any]) -> str:
 
 
 def validate(document: Any, source: str) -> None:
-    """Raise UsageError (one line) unless `document` is a version-1 report.
+    """Raise UsageError (one line) unless `document` is a report (version 2, or 1).
 
     `source` names where it came from, for the message.
     """
@@ -90,6 +92,7 @@ def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | Non
         "candidate": run.candidate.name,
         "candidate_version": run.candidate.version,
         "profile": run.profile.name,
+        "protocol": versions.text(run.protocol) if run.protocol else EVERY_PROTOCOL,
         "seed": seed,
         "examples": examples,
         "redis": {
