@@ -69,7 +69,9 @@ COMMANDS = (
             "conformance.selftest.diff:main", (
                 o.CANDIDATE.but(action="append", required=True, default=None,
                                 help=f"give exactly twice: {o.CANDIDATE_SPECS}"),
-                o.PROFILE, o.REDIS, o.VECTORS,
+                o.PROFILE, o.PROTOCOL.but(help="run the vectors that hold at this npm bullmq "
+                                          "version, in its calling convention"),
+                o.REDIS, o.VECTORS,
                 Option(("-k",), "only vectors whose id matches this glob", metavar="GLOB",
                        dest="keyword", shown_default="all"),
                 o.ADAPTER_TIMEOUT),

@@ -66,7 +66,7 @@ class Identification:
     def evidence(self) -> tuple[str, ...]:
         """The vectors that separate the range from the ranges beside it: those that fail
         just before it or just after it (and pass in it)."""
-        found = set()
+        found: set[str] = set()
         for era in (self.before, self.after):
             if era is not None:
                 found.update(era.failing)

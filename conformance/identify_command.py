@@ -22,7 +22,7 @@ def main(args: argparse.Namespace) -> int:
     from conformance import identify, options
     from conformance.candidates.scripts import pre_5_files
     from conformance.reports.json_report import load_report
-    from conformance.run_command import _run
+    from conformance.run_command import run_with
     from conformance.signals import active
     from conformance.terminal import SILENT
     from conformance.vectors import iter_vectors, load_dir
@@ -43,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
             "keyword": None, "quiet": True, "verbose": False, "exitfirst": False,
             "last_failed": False, "failed_first": False})
         # progress on stderr: standard output is the result (JSON with --json)
-        code = _run(run_args, active(), verbosity=SILENT, out=sys.stderr)
+        code = run_with(run_args, active(), verbosity=SILENT, out=sys.stderr)
         if code not in (Exit.OK, Exit.FAILED):
             return code
         document = load_report(report)

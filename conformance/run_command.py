@@ -130,10 +130,10 @@ def main(args: argparse.Namespace) -> int:
     """Run the vectors; map the outcome to an exit code."""
     from conformance.signals import active
 
-    return _run(args, active())
+    return run_with(args, active())
 
 
-def _run(args: argparse.Namespace, guard: SignalGuard, verbosity: int | None = None,
+def run_with(args: argparse.Namespace, guard: SignalGuard, verbosity: int | None = None,
          out: TextIO | None = None) -> int:
     """The run of `args`; `verbosity` overrides -q / -v (see `RunReporter`), `out` is where
     the progress goes (standard output)."""

@@ -11,6 +11,7 @@ import pytest
 from conformance import servers
 from conformance.resources import vectors_dir
 from conformance.vectors import Vector, iter_vectors, load_dir
+from reference_impl import versions
 
 VECTORS_DIR = vectors_dir()
 
@@ -32,9 +33,15 @@ def redis_url(redis_server: servers.ServerInfo) -> str:
 
 
 @pytest.fixture(scope="session")
-def all_vectors() -> list[Vector]:
-    """Every bundled vector."""
+def every_vector() -> list[Vector]:
+    """Every bundled vector, of every protocol range."""
     return list(iter_vectors(load_dir(VECTORS_DIR)))
+
+
+@pytest.fixture(scope="session")
+def all_vectors(every_vector: list[Vector]) -> list[Vector]:
+    """Every bundled vector of the current protocol (what a run judges by default)."""
+    return [v for v in every_vector if v.span.holds(versions.CURRENT)]
 
 
 @pytest.fixture(scope="session")
@@ -47,14 +54,16 @@ def official_scripts() -> Path:
 
 
 @pytest.fixture(scope="session")
-def profile_skips(all_vectors: list[Vector]) -> Callable[[str], set[str]]:
-    """Ids a run under a profile must skip: the other profile's key-naming vectors, and the
-    `cluster` vectors (they need hash-tag) under the untagged bullmq profile."""
+def profile_skips(every_vector: list[Vector]) -> Callable[[str], set[str]]:
+    """Ids a run under a profile must skip: the vectors of older protocol ranges, the other
+    profile's key-naming vectors, and the `cluster` vectors (they need hash-tag) under the
+    untagged bullmq profile."""
 
     def skips(profile: str) -> set[str]:
-        return {v.id for v in all_vectors
+        return {v.id for v in every_vector
                 if (v.profile is not None and v.profile != profile)
-                or ("hash-tag" in v.needs and profile == "bullmq")}
+                or ("hash-tag" in v.needs and profile == "bullmq")
+                or not v.span.holds(versions.CURRENT)}
 
     return skips
 

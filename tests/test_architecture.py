@@ -16,10 +16,11 @@ PACKAGES = ("conformance", "reference_impl")
 #: The longest matching prefix places a module.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("conformance.cli", "conformance.__main__", "conformance.commands",
-     "conformance.run_command", "conformance.plugin", "conformance.terminal"),
+     "conformance.run_command", "conformance.plugin", "conformance.terminal",
+     "conformance.identify_command"),
     ("conformance.active_run", "conformance.items"),
     ("conformance.reports", "conformance.selftest", "conformance.properties",
-     "conformance.candidates.adapter_check"),
+     "conformance.candidates.adapter_check", "conformance.identify"),
     ("conformance.session",),
     ("conformance.runner",),
     ("conformance.candidates", "conformance.servers", "conformance.vectors",

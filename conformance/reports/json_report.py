@@ -15,8 +15,8 @@ from typing import Any
 
 from conformance import schemas
 from conformance.errors import UsageError
-from conformance.outcomes import Outcome, Tally
 from conformance.options import EVERY_PROTOCOL
+from conformance.outcomes import Outcome, Tally
 from conformance.session import SUITE_VERSION, Run
 from reference_impl import versions
 

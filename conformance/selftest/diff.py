@@ -19,11 +19,13 @@ from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate, QueueRef
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.runner import QueueNames, seed
-from conformance.session import profile_for
+from conformance.session import profile_for, protocol_version
 from conformance.vectors import Vector, iter_vectors, load_dir
+from reference_impl import versions
 from reference_impl.expected import client_meta
 from reference_impl.form import score_to_form
 from reference_impl.ops import Op, op_to_dict
+from reference_impl.versions import Version
 
 
 def _json(raw: str) -> Any:
@@ -76,9 +78,10 @@ def _apply(candidate: Candidate, client: Any, queue: QueueRef, op: Op) -> Any:
 
 
 def _first_difference(vector: Vector, a: Candidate, b: Candidate, client: Any,
-                      names: QueueNames, profile_name: str) -> list[str]:
+                      names: QueueNames, profile_name: str, protocol: Version) -> list[str]:
     profile = profile_for(profile_name)
-    qa, qb = QueueRef(profile, names.next()), QueueRef(profile, names.next())
+    qa = QueueRef(profile, names.next(), protocol)
+    qb = QueueRef(profile, names.next(), protocol)
     try:
         seed(client, qa, dict(vector.given))
         seed(client, qb, dict(vector.given))
@@ -102,8 +105,10 @@ def main(args: argparse.Namespace) -> int:
     if len(args.candidate) != 2:
         raise UsageError("diff needs exactly two --candidate options")
     a, b = (from_spec(spec, args.adapter_timeout) for spec in args.candidate)
+    protocol = protocol_version(args.protocol) or versions.CURRENT
+    # one vector per fact: the ops of the other ranges' variants are the same
     vectors = [v for v in iter_vectors(load_dir(args.vectors))
-               if v.profile in (None, args.profile)
+               if v.profile in (None, args.profile) and v.span.holds(protocol)
                and (not args.keyword or fnmatch.fnmatchcase(v.id, args.keyword))]
     if not vectors:
         raise UsageError("no vectors selected")
@@ -117,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
                   f"redis {info.kind} {info.engine} {info.version}")
             names = QueueNames()
             for vector in vectors:
-                lines = _first_difference(vector, a, b, client, names, args.profile)
+                lines = _first_difference(vector, a, b, client, names, args.profile, protocol)
                 if lines:
                     print("first difference:")
                     print("\n".join(lines))
