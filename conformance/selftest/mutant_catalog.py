@@ -193,6 +193,25 @@ CATALOG: tuple[Mutant, ...] = (
     _m("pause-keeps-marker", "pause keeps the marker key",
        [('  rcall("DEL", markerKey)\n', "")],
        [('    rcall("DEL", markerKey)\n', "")]),
+    # --- a current port that kept an older protocol's behaviour (named by its range) ---
+    _m("score-before-5.8.6", "delayed add scores F*0x1000 + the id counter's low 12 bits, as "
+       "before 5.8.6",
+       [("local score, fireAt = getDelayedScore(delayedKey, timestamp, tonumber(delay))\n",
+         "local score, fireAt = getDelayedScore(delayedKey, timestamp, tonumber(delay))\n"
+         'score = fireAt * 0x1000 + tonumber(rcall("GET", KEYS[3])) % 0x1000\n')],
+       [("  local score, delayedTimestamp = getDelayedScore(delayedKey, timestamp, "
+         "tonumber(delay))\n  rcall(\"ZADD\", delayedKey, score, jobId)\n",
+         "  local score, delayedTimestamp = getDelayedScore(delayedKey, timestamp, "
+         "tonumber(delay))\n  score = delayedTimestamp * 0x1000 + "
+         "tonumber(rcall(\"GET\", KEYS[3])) % 0x1000\n"
+         "  rcall(\"ZADD\", delayedKey, score, jobId)\n")]),
+    _m("pause-renames-wait", "pause renames wait to paused, as before 6.0.0",
+       [('  rcall("HSET", metaKey, "paused", 1)\n',
+         '  if rcall("EXISTS", sourceKey) == 1 then rcall("RENAME", sourceKey, targetKey) end\n'
+         '  rcall("HSET", metaKey, "paused", 1)\n')],
+       [('    rcall("HSET", KEYS[3], "paused", 1)\n',
+         '    if rcall("EXISTS", KEYS[1]) == 1 then rcall("RENAME", KEYS[1], KEYS[2]) end\n'
+         '    rcall("HSET", KEYS[3], "paused", 1)\n')]),
     _m("resume-without-base-marker", "resume does not write marker \"0\" for ready jobs",
        [('prioritizedKey) > 0 then\n    rcall("ZADD", markerKey, 0, "0")\n',
          "prioritizedKey) > 0 then\n")],

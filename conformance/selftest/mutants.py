@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -30,12 +30,14 @@ import redis
 
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import Exit, HarnessError, UsageError
+from conformance.outcomes import Outcome
 from conformance.resources import lua_dir, vectors_dir
 from conformance.runner import QueueNames, run_vector
 from conformance.selftest.mutant_catalog import CATALOG, Mutant, Replacement
 from conformance.servers import client_for, provision
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
+from reference_impl import versions
 from reference_impl.keys import KeyProfile
 
 EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = Exit.OK, Exit.FAILED, Exit.USAGE
@@ -58,6 +60,9 @@ class MutantResult:
     killed: bool
     vector_id: str | None
     seconds: float
+    #: An older range's vector whose expectations the mutant meets wherever it breaks the
+    #: current one: it behaves as that older protocol did (e.g. pause renaming wait).
+    older: Vector | None = None
 
 
 def resolve_scripts(spec: str) -> Path:
@@ -155,18 +160,33 @@ def vector_cost(vector: Vector) -> int:
 
 
 def order_vectors(vectors: Iterable[Vector], profile: KeyProfile) -> list[Vector]:
-    """The vectors that run under `profile`, cheapest first (file order breaks ties)."""
-    runnable = [v for v in vectors if v.profile in (None, profile.name)]
+    """The vectors of the current protocol that run under `profile`, cheapest first (file
+    order breaks ties)."""
+    runnable = [v for v in vectors if v.profile in (None, profile.name)
+                and v.span.holds(versions.CURRENT)]
     return sorted(runnable, key=vector_cost)
+
+
+def older_variants(vectors: Iterable[Vector]) -> dict[str, list[Vector]]:
+    """Current vector id -> the variants of the same ops for older ranges, newest first."""
+    found: dict[str, list[Vector]] = {}
+    for vector in vectors:
+        base, marker, _ = vector.id.partition(".until-")
+        if marker:
+            found.setdefault(base, []).append(vector)
+    for variants in found.values():
+        variants.sort(key=lambda v: v.span.since, reverse=True)
+    return found
 
 
 class MutationRun:
     """Runs mutants against one scripts directory on one Redis client."""
 
     def __init__(self, source: Path, vectors: list[Vector], client: redis.Redis,
-                 profile: KeyProfile) -> None:
+                 profile: KeyProfile, older: dict[str, list[Vector]] | None = None) -> None:
         self.source = source
         self.vectors = vectors
+        self.older = older or {}
         self.client = client
         self.profile = profile
         self.names = QueueNames()
@@ -200,13 +220,64 @@ class MutationRun:
                 if verdict.outcome.failing and self._passes_unmutated(vector):
                     killer = vector
                     break
+            older = self._older_match(killer, candidate) if killer is not None else None
         finally:
             shutil.rmtree(target, ignore_errors=True)
         if killer is not None and killer not in self._killers \
                 and vector_cost(killer) <= CHEAP_KILLER_COST:
             self._killers = sorted([*self._killers, killer], key=vector_cost)
         return MutantResult(mutant, killer is not None, killer.id if killer else None,
-                            time.perf_counter() - started)
+                            time.perf_counter() - started, older)
+
+    def _older_match(self, killer: Vector, candidate: ScriptsCandidate) -> Vector | None:
+        """An older range that names the mutant's defect, or None.
+
+        Among the killer's area (killer first, at most NAMING_TRIES vectors that have older
+        variants), a vector the mutant fails is explained by an older variant when, on each
+        key where the mutant breaks the current vector, it meets the variant's expectation.
+        When most failures are explained (at least two), all by variants ending at the same
+        version, the mutant does what bullmq did before that version. Variants are judged in
+        the current calling convention: the mutant is a current port that kept an old
+        behaviour.
+        """
+        area = [v for v in self.vectors if v.area == killer.area and v.id != killer.id]
+        tried = [v for v in [killer, *area] if v.id in self.older][:NAMING_TRIES]
+        named: list[Vector] = []
+        unexplained = 0
+        for current in tried:
+            verdict = run_vector(current, candidate, self.client, self.profile, self.names)
+            if verdict.outcome is Outcome.PASSED:
+                continue
+            wrong = differing_keys(verdict.diff)
+            match = next((variant for variant in self.older[current.id]
+                          if wrong and self._explains(variant, candidate, wrong)), None)
+            if match is None:
+                unexplained += 1
+            else:
+                named.append(match)
+        ends = {variant.span.until for variant in named}
+        return named[0] if len(named) >= 2 and len(named) > unexplained and len(ends) == 1 \
+            else None
+
+    def _explains(self, variant: Vector, candidate: ScriptsCandidate, wrong: set[str]) -> bool:
+        old = run_vector(replace(variant, span=versions.ALWAYS), candidate, self.client,
+                         self.profile, self.names)
+        return old.outcome is Outcome.PASSED or (
+            old.outcome is Outcome.FAILED and not wrong & differing_keys(old.diff))
+
+
+#: How many vectors of the killer's area `mutants` tries when naming a kill by an older range.
+NAMING_TRIES = 12
+
+
+def differing_keys(diff: Iterable[str]) -> set[str]:
+    """The keys (and `return of op N`) a verdict's diff names at its top level."""
+    found = set()
+    for line in diff:
+        if line and not line[0].isspace():
+            head = line.split(":", 1)[0]
+            found.add(head.split(" (", 1)[0] if head.startswith("return of op") else head)
+    return found
 
 
 def score_line(results: Sequence[MutantResult]) -> str:
@@ -230,7 +301,8 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
     source = resolve_scripts(args.scripts)
     profile = profile_for(args.profile)
     check_catalog(source, catalog)
-    vectors = order_vectors(iter_vectors(load_dir(vectors_dir())), profile)
+    every = list(iter_vectors(load_dir(vectors_dir())))
+    vectors = order_vectors(every, profile)
     width = max(len(m.name) for m in catalog)
     dwidth = max(len(m.defect) for m in catalog)
     results: list[MutantResult] = []
@@ -239,7 +311,7 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
               f"({flavor_of(source)}), {len(vectors)} vectors, profile {profile.name}, "
               f"redis {server.kind} {server.engine} {server.version}", flush=True)
         client = client_for(server)
-        run = MutationRun(source, vectors, client, profile)
+        run = MutationRun(source, vectors, client, profile, older_variants(every))
         try:
             for mutant in catalog:
                 result = run.run(mutant, Path(tmp))
@@ -247,6 +319,10 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
                 status = "killed" if result.killed else "SURVIVED"
                 print(f"  {mutant.name:<{width}}  {mutant.defect:<{dwidth}}  {status:<8}  "
                       f"{result.vector_id or '-':<52} {result.seconds:6.2f} s", flush=True)
+                if result.older is not None and result.older.span.until is not None:
+                    print(f"  {'':<{width}}  where it fails, it writes what bullmq wrote "
+                          f"before {versions.text(result.older.span.until)} (e.g. "
+                          f"{result.older.id})", flush=True)
         finally:
             client.close()
     for vector_id in run.excluded:
