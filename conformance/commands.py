@@ -18,13 +18,15 @@ from conformance import options as o
 from conformance.errors import Exit, UsageError
 from conformance.options import Option
 
-VERSION = (f"bullmq-conformance {reference_impl.__version__} (protocol bullmq-6: npm bullmq "
-           "6.x, checked against 6.7.0; PyPI bullmq 3.x, checked against 3.4.4)")
+VERSION = (f"bullmq-conformance {reference_impl.__version__} (protocols of npm bullmq 5.0.0 up to "
+           "7.0.0, judged against 6.7.0 by default; PyPI bullmq 2.0.0 to 3.4.4 checked)")
 DESCRIPTION = """Run the BullMQ protocol vectors against a port, regenerate or check them, and
 the suite's own checks.
 
-Exit codes: 0 every vector passed; 1 a vector failed or errored; 2 usage, vector-file or
-package-data error; 3 infrastructure (Redis could not be started or reached)."""
+Exit codes: 0 every vector passed (identify: a protocol range fits); 1 a vector failed or
+errored (identify: no range fits, or older than supported); 2 usage, vector-file or
+package-data error; 3 infrastructure (Redis could not be started or reached); 4 the candidate
+could not start; 128 + n a signal."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from conformance.reports.json_report import (
     engine_text,
     load_report,
     properties_text,
+    protocol_text,
 )
 from conformance.resources import report_asset
 
@@ -59,6 +60,7 @@ def _head(column: Column) -> str:
     return (f'<span class="cand">{_e(doc["candidate"])}</span>'
             f'<span class="ver">{_e(doc["candidate_version"])}</span>'
             f'<span>profile {_e(doc["profile"])}</span>'
+            f"<span>{_e(protocol_text(doc))}</span>"
             f"<span>redis {_e(engine_text(doc))}</span>"
             f'<span class="file">{_e(column.name)} · {_e(properties_text(doc))}</span>')
 

@@ -54,12 +54,31 @@ def properties_text(document: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "properties not recorded"
 
 
+def protocol_text(document: Mapping[str, Any]) -> str:
+    """The protocol judged against, and what `identify` found if it ran (a version-1 report
+    has neither: it judged the 6.x protocol)."""
+    protocol = document.get("protocol", "6.x")
+    text = ("protocol: every range (identify)" if protocol == EVERY_PROTOCOL
+            else f"protocol {protocol}")
+    found = document.get("identify")
+    if found is not None:
+        span = found["protocol"]
+        if found["older_than_supported"]:
+            text += ", identified: older than supported"
+        elif span is not None:
+            text += f", identified: npm bullmq {span['since']} up to {span['until'] or 'now'}"
+        else:
+            text += ", identified: no range fits"
+    return text
+
+
 def run_info(document: Mapping[str, Any]) -> str:
-    """One line naming what ran: suite, candidate and version, profile, Redis, properties."""
+    """One line naming what ran: suite, candidate and version, profile, protocol, Redis,
+    properties."""
     return (f"bullmq-conformance {document['suite_version']} · candidate "
             f"{document['candidate']} [{document['candidate_version']}] · profile "
-            f"{document['profile']} · redis {engine_text(document)} · "
-            f"{properties_text(document)}")
+            f"{document['profile']} · {protocol_text(document)} · redis "
+            f"{engine_text(document)} · {properties_text(document)}")
 
 
 def validate(document: Any, source: str) -> None:
