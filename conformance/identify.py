@@ -36,16 +36,23 @@ class Judged:
 
 @dataclass(frozen=True)
 class Era:
-    """A span of versions in which every judgement is the same, and its failures."""
+    """A span of versions in which every judgement is the same: how many vectors passed, and
+    which failed (a state difference) or errored (the candidate broke: no evidence either way)."""
 
     span: Range
     passed: int
     failing: tuple[str, ...]
+    errored: tuple[str, ...] = ()
 
     @property
     def fits(self) -> bool:
         """Every vector that holds here passed (and at least one ran)."""
-        return self.passed > 0 and not self.failing
+        return self.passed > 0 and not self.failing and not self.errored
+
+    @property
+    def misses(self) -> int:
+        """Vectors that did not pass."""
+        return len(self.failing) + len(self.errored)
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,8 @@ class Identification:
     older_than_supported: bool
     reason: str = ""
     also: tuple[Range, ...] = ()
+    #: Other ranges exactly as close as `closest` (no vector that passed tells them apart).
+    tied: tuple[Range, ...] = ()
     #: The eras just before and just after `protocol`, whose failures tell it from them.
     before: Era | None = None
     after: Era | None = None
@@ -76,7 +85,8 @@ class Identification:
         """`{"candidate", "protocol", "closest", "evidence", "older_than_supported"}`."""
         closest = None
         if self.closest is not None:
-            closest = {**self.closest.span.as_dict(), "failed": list(self.closest.failing)}
+            closest = {**self.closest.span.as_dict(), "failed": list(self.closest.failing),
+                       "errored": list(self.closest.errored)}
         return {"candidate": self.candidate,
                 "protocol": self.protocol.as_dict() if self.protocol else None,
                 "closest": closest, "evidence": list(self.evidence),
@@ -109,9 +119,10 @@ def eras(judged: list[Judged]) -> list[Era]:
     out = []
     for since, until in zip(edges, [*edges[1:], None], strict=True):
         here = [item for item in judged if item.span.holds(since)]
-        failing = sorted({item.vector_id for item in here if item.outcome.failing})
+        failed = sorted({i.vector_id for i in here if i.outcome is Outcome.FAILED})
+        errored = sorted({i.vector_id for i in here if i.outcome is Outcome.ERRORED})
         out.append(Era(Range(since, until), sum(1 for i in here if i.outcome is Outcome.PASSED),
-                       tuple(failing)))
+                       tuple(failed), tuple(errored)))
     return out
 
 
@@ -153,9 +164,28 @@ def identify(candidate: str, judged: list[Judged],
         return Identification(candidate, None, None, True,
                               "it writes no marker zset where every 5.x and 6.x release does "
                               f"({len(failed_markers)} vectors)")
-    closest = min(all_eras, key=lambda era: (len(era.failing), -era.passed,
-                                              _newest_first(era.span.since)))
-    return Identification(candidate, None, closest, False)
+    best = min(all_eras, key=lambda era: (era.misses, -era.passed,
+                                           _newest_first(era.span.since)))
+    closest = _widened(best, all_eras)
+    tied = tuple(era.span for era in all_eras if not closest.span.overlaps(era.span)
+                 and (era.misses, era.passed) == (closest.misses, closest.passed))
+    return Identification(candidate, None, closest, False, tied=tied)
+
+
+def _widened(best: Era, all_eras: list[Era]) -> Era:
+    """`best` with the adjacent eras that look the same to the candidate (the same passes,
+    failures and errors): no vector that ran tells them apart, so neither is named alone."""
+
+    def look(era: Era) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+        return era.passed, era.failing, era.errored
+
+    low = high = all_eras.index(best)
+    while low > 0 and look(all_eras[low - 1]) == look(best):
+        low -= 1
+    while high + 1 < len(all_eras) and look(all_eras[high + 1]) == look(best):
+        high += 1
+    span = Range(all_eras[low].span.since, all_eras[high].span.until)
+    return Era(span, best.passed, best.failing, best.errored)
 
 
 def _newest_first(version: Version) -> tuple[int, ...]:
@@ -185,8 +215,11 @@ def text_report(found: Identification) -> list[str]:
     if found.closest is None:
         lines.append(f"no protocol range fits: {found.reason}")
         return lines
-    lines.append(f"no protocol range fits; the closest is npm bullmq {found.closest.span}, "
-                 f"where {len(found.closest.failing)} vectors fail (the port's differences "
-                 f"from that release):")
-    lines += [f"  {vector_id}" for vector_id in found.closest.failing]
+    closest = found.closest
+    lines.append(f"no protocol range fits; the closest is npm bullmq {closest.span}, where "
+                 f"{len(closest.failing)} vectors fail (the port's differences from that "
+                 f"release) and {len(closest.errored)} error (the candidate broke: no verdict)")
+    lines += [f"  as close: npm bullmq {span}" for span in found.tied]
+    lines += [f"  failed: {vector_id}" for vector_id in closest.failing]
+    lines += [f"  errored: {vector_id}" for vector_id in closest.errored]
     return lines

@@ -14,7 +14,10 @@ Each op goes through the package's own Python code, not through our script runne
 - `moveToDelayed` with `skipAttempt` and a delay >= 0 is `Job.moveToDelayed(now + delay, token)`
   (the public API, which always skips the attempt and clamps a negative delay to 0); otherwise
   it is `Scripts.moveToDelayed(id, now, delay, token, {"skipAttempt": ...})`, the call
-  `Job.moveToFailed` makes for a retry with backoff (without its `fieldsToUpdate`);
+  `Job.moveToFailed` makes for a retry with backoff (without its `fieldsToUpdate`); a release
+  whose `Scripts.moveToDelayed` has no opts argument (it always counts the attempt) is called
+  `(id, time, delay, token)` without skipAttempt, `time` being the fire time before 5.8.6
+  (its client computed the score) and `now` after;
 - `pause` and `resume` are `Queue.pause()` and `Queue.resume()`; the result is the script's
   reply (the legacy paused jobs left, 0 when pausing).
 
@@ -53,6 +56,7 @@ from conformance.candidates.bullmq_package import (
     parent_key,
 )
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
+from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     Add,
@@ -67,6 +71,7 @@ from reference_impl.ops import (
     Resume,
     fetched,
 )
+from reference_impl.versions import Version
 
 INSTALL_HINT = ("--candidate bullmq-py needs the official client: "
                 f"pip install bullmq=={PINNED_VERSION}")
@@ -94,6 +99,7 @@ class PythonClientCandidate:
         self._queue_name: str | None = None
         self._queue: Any = None
         self._described: tuple[str, str] | None = None
+        self._protocol: Version = versions.CURRENT
 
     @property
     def name(self) -> str:
@@ -156,6 +162,8 @@ class PythonClientCandidate:
             Pause: self._pause,
             Resume: self._pause,
         }
+        # the protocol judged: what an older client's arguments mean (moveToDelayed)
+        self._protocol = queue.protocol
         try:
             return handlers[type(op)](self._queue_for(queue), op)
         except _REDIS_DOWN as exc:
@@ -308,8 +316,15 @@ class PythonClientCandidate:
         else:
             what = "Scripts.moveToDelayed"
             method = self._member(self._scripts(queue), "moveToDelayed", what)
-            reply = self._delayed(queue, op, what, method, op.job_id, op.now, op.delay,
-                                  op.token, {"skipAttempt": op.skip_attempt})
+            args: tuple[Any, ...] = (op.job_id, op.now, op.delay, op.token,
+                                     {"skipAttempt": op.skip_attempt})
+            if not op.skip_attempt and not _takes(method, args) and _takes(method, args[:4]):
+                # Releases before the opts argument always counted the attempt; the time they
+                # take is the fire time while the client computed the score (before 5.8.6),
+                # then `now`.
+                at = op.now if self._protocol >= versions.BAND_BUMP else op.now + op.delay
+                args = (op.job_id, at, op.delay, op.token)
+            reply = self._delayed(queue, op, what, method, *args)
         # Only a fetch-next (never asked for) returns a job.
         return 0 if reply is None else _as_is(reply)
 
@@ -353,6 +368,17 @@ class _PackageError(Exception):
         self.cause = cause
         kind = type(cause).__name__
         super().__init__(f"{kind}: {one_line(cause)}" if str(cause).strip() else kind)
+
+
+def _takes(method: Any, args: tuple[Any, ...]) -> bool:
+    """Whether `method` can be called with these positional arguments."""
+    try:
+        inspect.signature(method).bind(*args)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read: let the call say
+        return True
+    return True
 
 
 async def _awaited(awaitable: Any) -> Any:
