@@ -82,6 +82,30 @@ def test_keyword_selects_vectors(tmp_path: Path, redis_url: str) -> None:
         "band-bump/4097-saturates"]
 
 
+def test_protocol_judges_the_range_that_holds_it(tmp_path: Path, redis_url: str) -> None:
+    report = tmp_path / "r.json"
+    proc = cli("run", "--redis", redis_url, "--protocol", "5.8.5", "-k", "4097", "--examples",
+               "0", "--report-json", str(report))
+    assert "], protocol 5.8.5, profile bullmq, " in proc.stdout
+    doc = json.loads(report.read_text())
+    assert doc["protocol"] == "5.8.5"
+    results = {r["id"]: r for r in doc["results"]}
+    assert results["band-bump/4097-saturates"]["message"] == (
+        "holds for bullmq 5.8.6 on, not the protocol judged (5.8.5)")
+    assert results["band-bump/4097-saturates.until-5.1.10"]["outcome"] == "skipped"
+    # Before 5.8.6 the low 12 bits of the score came from the job id (4097 & 0xfff = 1); our
+    # 6.x scripts saturate the band instead, so they fail that range's fact.
+    judged = results["band-bump/4097-saturates.until-5.8.6"]
+    assert judged["outcome"] == "failed" and judged["protocol"] == "5.8.5"
+    assert "expected score 6963200020480001 (F=1700000005000 +1)" in judged["message"]
+    assert proc.returncode == 1
+    for bad in ("4.9.9", "7.0.0", "5.8"):
+        proc = cli("run", "--redis", redis_url, "--protocol", bad, "-k", "4097")
+        assert proc.returncode == 2, (bad, proc.stdout[-2000:])
+        assert proc.stderr.count("\n") == 1 and "--protocol" in proc.stderr, proc.stderr
+        assert "5.0.0 up to 5.1.1" in proc.stderr and "6.0.0 up to 7.0.0" in proc.stderr
+
+
 def test_no_vector_selected_is_a_usage_error(redis_url: str) -> None:
     proc = cli("run", "--redis", redis_url, "-k", "no-such-vector-anywhere")
     assert proc.returncode == 2
