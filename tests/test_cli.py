@@ -15,6 +15,7 @@ import pytest
 from conformance.cli import build_parser
 from conformance.resources import lua_dir, vectors_dir
 from conformance.vectors import load_file
+from reference_impl import versions
 
 LUA_DIR = lua_dir()
 VECTORS_DIR = vectors_dir()
@@ -40,8 +41,7 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
                "--junit-xml", str(junit))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert "bullmq-conformance 0.1.0: candidate reference [" in proc.stdout
-    assert "], profile bullmq, redis url redis" \
-        in proc.stdout
+    assert "], protocol 6.7.0, profile bullmq, redis url redis" in proc.stdout
     doc = json.loads(report.read_text())
     assert set(doc) >= {"suite_version", "candidate", "profile", "redis", "totals", "results"}
     assert doc["candidate"] == "reference" and doc["profile"] == "bullmq"
@@ -49,8 +49,11 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
     assert doc["totals"]["failed"] == doc["totals"]["errored"] == 0
     assert doc["totals"]["passed"] >= 140
     assert doc["totals"]["skipped"] == sum(1 for r in doc["results"] if r["outcome"] == "skipped")
-    ids = {r["id"] for r in doc["results"]}
-    assert "band-bump/4097-saturates" in ids
+    outcomes = {r["id"]: r["outcome"] for r in doc["results"]}
+    assert outcomes["band-bump/4097-saturates"] == "passed"
+    # Older ranges of a fact are in the run, skipped: they do not hold at 6.7.0.
+    assert outcomes["band-bump/4097-saturates.until-5.8.6"] == "skipped"
+    assert all(outcome == "skipped" for vid, outcome in outcomes.items() if ".until-" in vid)
     assert {r["area"] for r in doc["results"]} == {
         "band-bump", "change-delay", "change-priority", "cluster", "delayed-score", "key-naming",
         "next-wake", "pause", "priority-order", "promote-job", "promote-range", "properties",
@@ -63,8 +66,44 @@ def test_keyword_selects_vectors(tmp_path: Path, redis_url: str) -> None:
     report = tmp_path / "r.json"
     proc = cli("run", "--redis", redis_url, "-k", "4097", "--report-json", str(report))
     assert proc.returncode == 0, proc.stdout[-2000:]
+    results = {r["id"]: r for r in json.loads(report.read_text())["results"]}
+    # The keyword matches the fact's id, so every protocol range of it: the current one runs.
+    assert set(results) == {"band-bump/4097-saturates", "band-bump/4097-saturates.until-5.8.6",
+                            "band-bump/4097-saturates.until-5.1.10"}
+    assert results["band-bump/4097-saturates"]["outcome"] == "passed"
+    assert results["band-bump/4097-saturates.until-5.8.6"]["message"] == (
+        "holds for bullmq 5.1.10 up to 5.8.6, not the protocol judged (6.7.0)")
+    assert results["band-bump/4097-saturates.until-5.1.10"]["message"] == (
+        "holds for bullmq 5.0.0 up to 5.1.10, not the protocol judged (6.7.0)")
+    proc = cli("run", "--redis", redis_url, "-k", "4097 and not until", "--report-json",
+               str(report))
+    assert proc.returncode == 0, proc.stdout[-2000:]
     assert [r["id"] for r in json.loads(report.read_text())["results"]] == [
         "band-bump/4097-saturates"]
+
+
+def test_protocol_judges_the_range_that_holds_it(tmp_path: Path, redis_url: str) -> None:
+    report = tmp_path / "r.json"
+    proc = cli("run", "--redis", redis_url, "--protocol", "5.8.5", "-k", "4097", "--examples",
+               "0", "--report-json", str(report))
+    assert "], protocol 5.8.5, profile bullmq, " in proc.stdout
+    doc = json.loads(report.read_text())
+    assert doc["protocol"] == "5.8.5"
+    results = {r["id"]: r for r in doc["results"]}
+    assert results["band-bump/4097-saturates"]["message"] == (
+        "holds for bullmq 5.8.6 on, not the protocol judged (5.8.5)")
+    assert results["band-bump/4097-saturates.until-5.1.10"]["outcome"] == "skipped"
+    # Before 5.8.6 the low 12 bits of the score came from the job id (4097 & 0xfff = 1); our
+    # 6.x scripts saturate the band instead, so they fail that range's fact.
+    judged = results["band-bump/4097-saturates.until-5.8.6"]
+    assert judged["outcome"] == "failed" and judged["protocol"] == "5.8.5"
+    assert "expected score 6963200020480001 (F=1700000005000 +1)" in judged["message"]
+    assert proc.returncode == 1
+    for bad in ("4.9.9", "7.0.0", "5.8"):
+        proc = cli("run", "--redis", redis_url, "--protocol", bad, "-k", "4097")
+        assert proc.returncode == 2, (bad, proc.stdout[-2000:])
+        assert proc.stderr.count("\n") == 1 and "--protocol" in proc.stderr, proc.stderr
+        assert "5.0.0 up to 5.1.1" in proc.stderr and "6.0.0 up to 7.0.0" in proc.stderr
 
 
 def test_no_vector_selected_is_a_usage_error(redis_url: str) -> None:
@@ -80,9 +119,18 @@ def test_echomq_profile_runs_its_key_naming_vectors(tmp_path: Path, redis_url: s
     assert proc.returncode == 0, proc.stdout[-2000:]
     results = json.loads(report.read_text())["results"]
     passed = {r["id"] for r in results if r["outcome"] == "passed"}
-    skipped = {r["id"] for r in results if r["outcome"] == "skipped"}
-    assert passed and all(i.startswith("key-naming/echomq-") for i in passed)
-    assert skipped and all(i.startswith("key-naming/bullmq-") for i in skipped)
+    skipped = {r["id"]: r["message"] for r in results if r["outcome"] == "skipped"}
+    assert passed and all(i.startswith("key-naming/echomq-") and ".until-" not in i
+                          for i in passed)
+    assert any(i.startswith("key-naming/bullmq-") for i in skipped)
+    assert any(i.startswith("key-naming/echomq-") for i in skipped)
+    for vid, message in skipped.items():
+        # An older range is skipped for its range first, whatever its profile.
+        if ".until-" in vid:
+            assert message.startswith("holds for bullmq 5."), (vid, message)
+        else:
+            assert vid.startswith("key-naming/bullmq-"), vid
+            assert message == "vector is for profile bullmq", (vid, message)
 
 
 @pytest.mark.slow
@@ -117,7 +165,11 @@ def test_missing_script_is_errored_not_failed(tmp_path: Path, redis_url: str) ->
     results = json.loads(report.read_text())["results"]
     errored = [r for r in results if r["outcome"] == "errored"]
     assert errored and all("missing script changeDelay-4.lua" in r["message"] for r in errored)
-    assert all(r["outcome"] in ("passed", "errored") for r in results)
+    # Only the older protocol ranges are skipped; the missing script skips nothing.
+    current = [r for r in results if ".until-" not in r["id"]]
+    assert all(r["outcome"] in ("passed", "errored") for r in current)
+    assert all(r["outcome"] == "skipped" and "not the protocol judged" in r["message"]
+               for r in results if ".until-" in r["id"])
 
 
 def test_unreachable_redis_is_infrastructure(tmp_path: Path) -> None:
@@ -134,7 +186,7 @@ def test_unreachable_redis_is_infrastructure(tmp_path: Path) -> None:
         (lambda t: t.replace("tests:\n", "tests: [\n", 1), "invalid YAML"),
         (lambda t: t.replace("op: moveToActive", "op: moveToSomewhere", 1),
          "schema violation at tests/"),
-        (lambda t: t.replace("protocol: bullmq-6", "protocol: bullmq-5", 1),
+        (lambda t: t.replace("protocol: bullmq\n", "protocol: bullmq-6\n", 1),
          "schema violation at protocol"),
         (lambda t: t.replace("id: next-wake/later-job-keeps-wake",
                              "id: next-wake/earlier-job-lowers-wake", 1), "duplicate id"),
@@ -231,5 +283,8 @@ def test_plain_pytest_with_plugin_options(tmp_path: Path, redis_url: str) -> Non
                            "no:cacheprovider"], capture_output=True, text=True, timeout=120,
                           check=False)
     assert proc.returncode == 0, proc.stdout[-2000:]
-    count = len(load_file(directory / SMALL).vectors) + 1  # + the properties area
-    assert f"{count} passed" in proc.stdout
+    vectors = load_file(directory / SMALL).vectors
+    current = sum(1 for v in vectors if v.span.holds(versions.parse("6.7.0")))
+    # The default protocol is 6.7.0: the older ranges are skipped; + the properties area.
+    assert 0 < current < len(vectors)
+    assert f"{current + 1} passed, {len(vectors) - current} skipped" in proc.stdout

@@ -32,8 +32,9 @@ def test_real_reports_match_the_schema(runs: Runs) -> None:
 def test_reports_carry_the_run_info(runs: Runs, redis_server: Any) -> None:
     passing, failing = runs.documents()
     for document in (passing, failing):
-        assert document["report_version"] == 1
+        assert document["report_version"] == 2
         assert document["suite_version"] == "0.1.0"
+        assert document["protocol"] == "6.7.0"  # the default --protocol
         assert (document["seed"], document["examples"]) == (SEED, EXAMPLES)
         assert document["profile"] == "bullmq"
         assert document["redis"]["kind"] == "url"
@@ -44,6 +45,27 @@ def test_reports_carry_the_run_info(runs: Runs, redis_server: Any) -> None:
     assert passing["candidate"] == "reference"
     assert failing["candidate"].startswith("scripts:") and failing["candidate"].endswith("lua")
     assert "(8/9 scripts)" in failing["candidate_version"]  # changeDelay-4.lua removed
+
+
+def test_results_carry_the_protocol_and_the_range(runs: Runs) -> None:
+    """Report version 2: each vector's result names the version it was judged at and the
+    range of npm bullmq versions that judgement stands for; `properties` shards have neither."""
+    for document in runs.documents():
+        results = {r["id"]: r for r in document["results"]}
+        vectors = [r for r in results.values() if r["area"] != "properties"]
+        shards = [r for r in results.values() if r["area"] == "properties"]
+        assert vectors and shards
+        assert all(r["protocol"] == "6.7.0" for r in vectors)
+        assert all("protocol" not in r and "range" not in r for r in shards)
+        # The band bump came with npm bullmq 5.8.6; 5.1.10 moved the delayed marker.
+        assert results["band-bump/4097-saturates"]["range"] == {"since": "5.8.6", "until": None}
+        assert results["band-bump/4097-saturates.until-5.8.6"]["range"] == {
+            "since": "5.1.10", "until": "5.8.6"}
+        assert results["band-bump/4097-saturates.until-5.1.10"]["range"] == {
+            "since": "5.0.0", "until": "5.1.10"}
+        older = [r for r in vectors if r["range"]["until"] is not None]
+        assert older and all(r["outcome"] == "skipped" and r["message"].endswith(
+            "not the protocol judged (6.7.0)") for r in older)
 
 
 def test_failing_report_has_every_outcome_and_the_diffs(runs: Runs) -> None:
@@ -61,11 +83,24 @@ def test_failing_report_has_every_outcome_and_the_diffs(runs: Runs) -> None:
     assert errored and all("missing script changeDelay-4.lua" in r["message"] for r in errored)
 
 
+def test_version_1_reports_still_match_the_schema(runs: Runs) -> None:
+    """A report from before protocol versions: no protocol, no per-result protocol or range."""
+    document = copy.deepcopy(runs.documents()[1])
+    document["report_version"] = 1
+    del document["protocol"]
+    for result in document["results"]:
+        result.pop("protocol", None)
+        result.pop("range", None)
+    assert list(Draft202012Validator(SCHEMA).iter_errors(document)) == []
+
+
 @pytest.mark.parametrize(
     ("breaks", "where"),
     [
         (lambda d: d.pop("report_version"), "report_version"),
-        (lambda d: d.update(report_version=2), "report_version"),
+        (lambda d: d.update(report_version=3), "report_version"),
+        (lambda d: d.update(protocol="6.7"), "protocol"),
+        (lambda d: d["results"][0].update(range={"since": "6.7.0"}), "until"),
         (lambda d: d.pop("seed"), "seed"),
         (lambda d: d.update(examples=-1), "examples"),
         (lambda d: d["results"][0].update(outcome="crashed"), "outcome"),
@@ -74,8 +109,9 @@ def test_failing_report_has_every_outcome_and_the_diffs(runs: Runs) -> None:
         (lambda d: d["redis"].update(kind="ftp"), "kind"),
         (lambda d: d.update(extra=1), "extra"),
     ],
-    ids=["no-version", "version-2", "no-seed", "negative-examples", "unknown-outcome",
-         "no-message", "no-xfailed-total", "unknown-kind", "unknown-field"],
+    ids=["no-version", "version-3", "bad-protocol", "range-without-until", "no-seed",
+         "negative-examples", "unknown-outcome", "no-message", "no-xfailed-total", "unknown-kind",
+         "unknown-field"],
 )
 def test_schema_rejects_what_is_not_a_report(runs: Runs, breaks: Any, where: str) -> None:
     document = copy.deepcopy(runs.documents()[1])

@@ -86,7 +86,8 @@ def test_summary_without_report_json_uses_a_temporary_report(tmp_path: Path,
     proc = cli("run", "-q", "--redis", redis_url, "-k", "4097", "--examples", "0",
                "--summary-md", str(summary), env={**os.environ, "TMPDIR": str(scratch)})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    assert _table(summary.read_text(encoding="utf-8"))["total"] == [1, 0, 0, 0, 0]
+    # band-bump/4097-saturates passes; its two older protocol ranges are skipped at 6.7.0.
+    assert _table(summary.read_text(encoding="utf-8"))["total"] == [1, 0, 0, 2, 0]
     assert "properties off" in summary.read_text(encoding="utf-8")
     assert list(scratch.iterdir()) == []  # the temporary report is gone
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+from collections import defaultdict
+from itertools import combinations, pairwise
 
 import yaml
 
 from conformance.resources import vectors_dir
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.generate import render_all
 
 VECTORS_DIR = vectors_dir()
@@ -63,10 +65,45 @@ def test_regeneration_is_byte_identical_and_matches_disk() -> None:
         assert (VECTORS_DIR / name).read_text(encoding="utf-8") == text, name
 
 
-def test_at_least_150_vectors_with_unique_ids(all_vectors: list[Vector]) -> None:
-    ids = [v.id for v in all_vectors]
-    assert len(ids) >= 150
+def fact_of(vector: Vector) -> str:
+    """The id of the fact a vector states at one protocol range (`x/y.until-5.8.6` -> `x/y`)."""
+    return vector.id.split(".until-", 1)[0]
+
+
+def test_at_least_150_vectors_with_unique_ids(all_vectors: list[Vector],
+                                              every_vector: list[Vector]) -> None:
+    assert len(all_vectors) >= 150  # facts of the current protocol, not their older ranges
+    ids = [v.id for v in every_vector]
     assert len(set(ids)) == len(ids)
+
+
+def test_older_range_ids_name_their_until(every_vector: list[Vector]) -> None:
+    """The current range keeps the plain id; an older one is `<id>.until-<its until>`."""
+    for vector in every_vector:
+        if vector.span.until is None:
+            assert ".until-" not in vector.id, vector.id
+        else:
+            assert vector.id == f"{fact_of(vector)}.until-{versions.text(vector.span.until)}"
+
+
+def test_the_ranges_of_a_fact_cover_every_supported_version_once(
+        every_vector: list[Vector]) -> None:
+    """One fact's vectors hold over ranges that meet end to end from the earliest supported
+    version on, each cut at a state boundary; two neighbours differ in what they expect (or
+    they would be one range)."""
+    facts: dict[str, list[Vector]] = defaultdict(list)
+    for vector in every_vector:
+        facts[fact_of(vector)].append(vector)
+    for fact, vectors in facts.items():
+        vectors.sort(key=lambda v: v.span.since)
+        assert vectors[0].span.since == versions.EARLIEST, fact
+        assert vectors[-1].span.until is None, fact
+        for older, newer in pairwise(vectors):
+            assert older.span.until == newer.span.since, (older.id, newer.id)
+            assert newer.span.since in versions.STATE_BOUNDARIES, newer.id
+            assert (older.given, older.when) == (newer.given, newer.when), (older.id, newer.id)
+            assert (older.returns, older.keys, older.key_names) != (
+                newer.returns, newer.keys, newer.key_names), (older.id, newer.id)
 
 
 def test_required_edges_are_present(all_vectors: list[Vector]) -> None:
@@ -74,24 +111,33 @@ def test_required_edges_are_present(all_vectors: list[Vector]) -> None:
     assert [e for e in REQUIRED_EDGES if e not in ids] == []
 
 
-def test_no_two_vectors_check_the_same_setup(all_vectors: list[Vector]) -> None:
+def test_no_two_vectors_check_the_same_setup(every_vector: list[Vector]) -> None:
     """A near-duplicate (same seed, same ops, same profile, same checks) would pad the count.
 
     A `cluster` vector may share a setup with another area's: it checks one more fact (every
-    key in BASE's slot), which no other vector checks.
+    key in BASE's slot), which no other vector checks. The ranges of one fact share its setup:
+    they are distinct facts as long as no protocol version is in two of them.
     """
-    setups = Counter(
-        (json.dumps(v.given, sort_keys=True), repr(v.when), v.profile, v.one_slot)
-        for v in all_vectors
-    )
-    assert [s for s, n in setups.items() if n > 1] == []
+    setups: dict[tuple[object, ...], list[Vector]] = defaultdict(list)
+    for v in every_vector:
+        setups[(json.dumps(v.given, sort_keys=True), repr(v.when), v.profile, v.one_slot)].append(v)
+    same = [(a.id, b.id) for vectors in setups.values() for a, b in combinations(vectors, 2)
+            if a.span.overlaps(b.span) or fact_of(a) != fact_of(b)]
+    assert same == []
 
 
-def test_descriptions_state_facts(all_vectors: list[Vector]) -> None:
-    descriptions = [v.description for v in all_vectors]
+def test_descriptions_state_facts(all_vectors: list[Vector], every_vector: list[Vector]) -> None:
+    descriptions = [v.description for v in every_vector]
     assert len(set(descriptions)) == len(descriptions)
     assert [d for d in descriptions if re.search(r"\bshould\b", d, re.I)] == []
-    assert all(len(d) <= 100 for d in descriptions), max(descriptions, key=len)
+    current = [v.description for v in all_vectors]
+    assert all(len(d) <= 100 for d in current), max(current, key=len)
+    # An older range says what the protocol did before its until, and names the fact's ops.
+    for vector in every_vector:
+        if vector.span.until is not None:
+            until = re.escape(versions.text(vector.span.until))
+            pattern = rf"Before {until}, [^:]+: the ops of {re.escape(fact_of(vector))}\."
+            assert re.fullmatch(pattern, vector.description), (vector.id, vector.description)
 
 
 def test_files_are_json_compatible_yaml_without_anchors_or_tags() -> None:
