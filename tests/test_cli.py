@@ -237,7 +237,7 @@ def test_help_and_version() -> None:
         assert proc.returncode == 0 and "usage:" in proc.stdout
     assert "(default: auto)" in cli("run", "--help").stdout
     proc = cli("--version")
-    assert proc.returncode == 0 and "protocol bullmq-6" in proc.stdout
+    assert proc.returncode == 0 and "protocols of npm bullmq 5.0.0 up to 7.0.0" in proc.stdout
 
 
 Command = tuple[tuple[str, ...], argparse.ArgumentParser]
@@ -272,8 +272,8 @@ def test_version_names_the_suite_and_the_protocol_versions() -> None:
     proc = cli("--version")
     assert proc.returncode == 0
     assert proc.stdout.strip() == (
-        "bullmq-conformance 0.1.0 (protocol bullmq-6: npm bullmq 6.x, checked against 6.7.0; "
-        "PyPI bullmq 3.x, checked against 3.4.4)")
+        "bullmq-conformance 0.1.0 (protocols of npm bullmq 5.0.0 up to 7.0.0, judged against "
+        "6.7.0 by default; PyPI bullmq 2.0.0 to 3.4.4 checked)")
 
 
 def test_plain_pytest_with_plugin_options(tmp_path: Path, redis_url: str) -> None:

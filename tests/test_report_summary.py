@@ -61,8 +61,8 @@ def test_summary_names_the_run(runs: Runs, redis_server: Any) -> None:
         assert info.startswith("bullmq-conformance 0.1.0 · candidate ")
         assert "\\[" in info and "\\]" in info  # Markdown link brackets, escaped
         assert f"candidate {document['candidate']} [{document['candidate_version']}] · " \
-               f"profile bullmq · redis url {redis_server.engine} {redis_server.version}" \
-               in plain
+               f"profile bullmq · protocol 6.7.0 · redis url {redis_server.engine} " \
+               f"{redis_server.version}" in plain
         assert info.endswith(f"seed {SEED}, {EXAMPLES} examples")
 
 

@@ -37,17 +37,15 @@ def test_no_pytest_internals_in_a_mixed_run(tmp_path: Path, redis_url: str,
     assert [word for word in INTERNALS if word in out] == []
     assert re.search(r"^\d+ selected \(\d+ deselected\)$", proc.stdout, re.M), proc.stdout
     # skipped ones are grouped by reason: the cluster vectors (untagged profile), and the
-    # older protocol ranges, one group per range; the properties row has its label
+    # older protocol ranges together; the properties row has its label
     selected = [v for v in every_vector if v.area in ("band-bump", "cluster")]
     older = [v for v in selected if v.span.until is not None]
     untagged = [v for v in selected if "hash-tag" in v.needs and v.span.until is None]
     assert older and untagged
     assert f"--- skipped ({len(older) + len(untagged)}) ---" in proc.stdout
     assert re.search(rf"^ *{len(untagged)} x needs hash-tag: ", proc.stdout, re.M), proc.stdout
-    for span in {v.span for v in older}:
-        count = sum(1 for v in older if v.span == span)
-        assert re.search(rf"^ *{count} x holds for bullmq {span}, not the protocol judged "
-                         r"\(6\.7\.0\)$", proc.stdout, re.M), (str(span), proc.stdout)
+    assert re.search(rf"^ *{len(older)} x holds for another protocol range, not the protocol "
+                     r"judged \(6\.7\.0\)$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^properties [EF.]$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^\d+ errored, \d+ skipped in [\d.]+ s$", proc.stdout, re.M)
 

@@ -80,7 +80,7 @@ LAYOUTS: dict[str, Layout] = {
                                  "meta", "stalled", "wait", "limiter", "pc")),
     )
 }
-#: The shapes of earlier 5.x and 6.x releases (docs/VERSIONS.md §1): each new key was inserted
+#: The shapes of earlier 5.x and 6.x releases (docs/PROTOCOL.md §1.1): each new key was inserted
 #: in the middle, so the order comes from the file's key count, never from the name alone.
 ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
     "addStandardJob": (
@@ -245,8 +245,11 @@ class ScriptsCandidate:
             if layout is None:
                 wanted = LAYOUTS[name]
                 others = sorted(p.name for p in self.directory.glob(f"{name}-*.lua"))
-                hint = f"; found {', '.join(others)}, but 6.x takes {len(wanted.keys)} KEYS" \
-                    if others else ""
+                counts = sorted({len(lay.keys) for lay in (wanted, *ALTERNATE_LAYOUTS.get(
+                    name, ()))})
+                takes = " or ".join(str(count) for count in counts)
+                hint = (f"; found {', '.join(others)}, but BullMQ 5.x and 6.x ship it with "
+                        f"{takes} KEYS") if others else ""
                 raise CandidateError(f"missing script {wanted.file_name} in {self.directory}"
                                      f"{hint}")
             self._texts[name] = resolve(self.directory / layout.file_name)

@@ -98,7 +98,7 @@ def validate(document: Any, source: str) -> None:
 
 def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | None = None,
                     examples: int | None = None) -> dict[str, Any]:
-    """The `--report-json` document of a run (`report_version` 1; the bundled
+    """The `--report-json` document of a run (`report_version` 2; the bundled
     schemas/report.schema.json).
 
     `seed` and `examples` are the `properties` area's settings; None (null) when the caller
