@@ -273,7 +273,22 @@ def _compare_key(suffix: str, exp: Mapping[str, Any], act: Mapping[str, Any]) ->
         return _compare_zset(want, got, suffix)
     if kind == "hash":
         return _compare_hash(suffix, want, got)
+    if kind == "set":
+        return _compare_set(suffix, want, got)
     return [f"  cannot compare keys of type {kind}"]
+
+
+def _compare_set(suffix: str, want: Any, got: Any) -> list[str]:
+    """Sets are compared as member sets: the missing members, then the unexpected ones."""
+    if not isinstance(got, list | tuple):
+        return [f"  set: expected members, actual {_cut(_show(got))}"]
+    expected, actual = set(want), set(got)
+    diffs = [[f"    member {_cut(_show(m))} missing"] for m in sorted(expected - actual)]
+    diffs += [[f"    unexpected member {_cut(_show(m))}"] for m in sorted(actual - expected)]
+    if not diffs:
+        return []
+    return [f"  {len(diffs)} member difference(s) (as a set, order ignored):",
+            *_capped(iter(diffs), len(diffs), suffix)]
 
 
 # --- whole states, returns, key names ---

@@ -81,6 +81,8 @@ def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any],
             pipe.zadd(key, {m: float(score_from_form(s)) for m, s in body.items()})
         elif kind == "hash":
             pipe.hset(key, mapping={k: seed_value(v) for k, v in body.items()})
+        elif kind == "set":
+            pipe.sadd(key, *body)
         elif kind == "stream":
             for fields in body:
                 pipe.xadd(key, dict(zip(fields[::2], fields[1::2], strict=True)))

@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from reference_impl.scores import EXACT_LIMIT
-from reference_impl.store import Hash, JsonText, List, Score, Store, Str, Stream, ZSet
+from reference_impl.store import Hash, JsonText, List, Score, Set, Store, Str, Stream, ZSet
 
 
 def score_to_form(score: Score) -> int | str:
@@ -47,7 +47,7 @@ def score_from_form(raw: int | str) -> Fraction:
 
 
 #: The Redis types a vector can state, as the name of an entry's single type key.
-KEY_TYPES = ("string", "list", "zset", "hash", "stream")
+KEY_TYPES = ("string", "list", "zset", "hash", "stream", "set")
 
 
 def kind_of(entry: Mapping[str, Any]) -> str:
@@ -85,6 +85,8 @@ def store_to_form(store: Store) -> dict[str, dict[str, Any]]:
                 }
             case Stream():
                 entry = {"stream": [list(e) for e in value.entries]}
+            case Set():
+                entry = {"set": sorted(value.members)}
         out[suffix] = entry
     return out
 
@@ -124,6 +126,8 @@ def form_to_store(form: dict[str, dict[str, Any]]) -> Store:
             )
         elif kind == "stream":
             store.keys[suffix] = Stream([list(e) for e in body])
+        elif kind == "set":
+            store.keys[suffix] = Set(set(body))
         else:
             raise ValueError(f"unknown key type {kind!r} for {suffix!r}")
     return store

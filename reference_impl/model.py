@@ -365,6 +365,8 @@ class QueueModel:
                     return JOB_LOCK_MISMATCH
                 return JOB_LOCK_NOT_EXIST
             self.store.delete(f"{op.job_id}:lock")
+            if self._since(versions.LOCK_MISMATCH_CODE):
+                self.store.srem("stalled", op.job_id)
         if not self.store.lrem_last("active", op.job_id):
             return JOB_NOT_IN_STATE
         if not self._since(versions.BAND_BUMP):

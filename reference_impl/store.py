@@ -70,9 +70,16 @@ class Stream:
     entries: list[list[str]] = field(default_factory=list)
 
 
-Value = Str | List | ZSet | Hash | Stream
+@dataclass
+class Set:
+    """A Redis set (`stalled`): members without order."""
+
+    members: set[str] = field(default_factory=set)
+
+
+Value = Str | List | ZSet | Hash | Stream | Set
 #: The kinds a key springs into existence as, empty, when first written (not strings).
-Container = TypeVar("Container", List, ZSet, Hash, Stream)
+Container = TypeVar("Container", List, ZSet, Hash, Stream, Set)
 
 
 class WrongType(Exception):
@@ -100,6 +107,7 @@ class Store:
             (isinstance(value, List) and not value.items)
             or (isinstance(value, ZSet) and not value.scores)
             or (isinstance(value, Hash) and not value.fields)
+            or (isinstance(value, Set) and not value.members)
         )
         if empty:
             del self.keys[suffix]
@@ -256,3 +264,23 @@ class Store:
     def xadd(self, suffix: str, *fields: str) -> None:
         """XADD * with the given field/value list."""
         self._get(suffix, Stream).entries.append(list(fields))
+
+    # sets
+    def sadd(self, suffix: str, member: str) -> bool:
+        """SADD of one member; True when it was new."""
+        members = self._get(suffix, Set).members
+        added = member not in members
+        members.add(member)
+        return added
+
+    def srem(self, suffix: str, member: str) -> bool:
+        """SREM of one member; True when it was there."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return False
+        if not isinstance(value, Set):
+            raise WrongType(f"{suffix} is {type(value).__name__}, not Set")
+        removed = member in value.members
+        value.members.discard(member)
+        self._prune(suffix)
+        return removed

@@ -193,6 +193,9 @@ CATALOG: tuple[Mutant, ...] = (
     _m("pause-keeps-marker", "pause keeps the marker key",
        [('  rcall("DEL", markerKey)\n', "")],
        [('    rcall("DEL", markerKey)\n', "")]),
+    _m("release-keeps-stalled", "releasing the lock leaves the job in the stalled set",
+       [('    rcall("SREM", stalledKey, jobId)\n', "")],
+       [('      rcall("SREM", stalledKey, jobId)\n', "")]),
     # --- a current port that kept an older protocol's behaviour (named by its range) ---
     _m("score-before-5.8.6", "delayed add scores F*0x1000 + the id counter's low 12 bits, as "
        "before 5.8.6",

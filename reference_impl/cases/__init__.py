@@ -88,6 +88,11 @@ def wait_list(*items: str) -> dict[str, Any]:
     return {"list": list(items)}
 
 
+def stalled(*members: str) -> dict[str, Any]:
+    """The `stalled` SET (its members sorted, as vectors state sets)."""
+    return {"set": sorted(members)}
+
+
 def job_hash(fields: Mapping[str, str]) -> dict[str, Any]:
     """A seeded job hash in vector form."""
     return {"hash": dict(fields)}
