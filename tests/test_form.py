@@ -187,7 +187,7 @@ class TestFormToStore:
 
     def test_unknown_kind(self) -> None:
         with pytest.raises(ValueError):
-            form_to_store({"x": {"set": ["a"]}})
+            form_to_store({"x": {"hll": ["a"]}})
 
     def test_helpers(self) -> None:
         assert kind_of({"zset": {}}) == "zset"
