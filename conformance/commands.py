@@ -64,9 +64,9 @@ COMMANDS = (
             "Judge every vector at every protocol range it holds for, then name the range of "
             "npm bullmq versions whose vectors all pass, with the vectors that tell it from "
             "the ranges beside it. When none fits, name the closest range and the vectors "
-            "that still fail there: the port's bugs. A candidate with BullMQ 4.x scripts, or "
-            "that writes no marker zset, is older than the earliest supported protocol "
-            "(5.0.0). Exit 0 when a range fits, 1 when none does."),
+            "that still fail there: the port's bugs. A scripts directory of BullMQ 4.x is "
+            "older than the earliest supported protocol (5.0.0). Exit 0 when a range fits, 1 "
+            "when none does."),
     Command("diff", "apply the same ops to two candidates and print the first state difference",
             "conformance.selftest.diff:main", (
                 o.CANDIDATE.but(action="append", required=True, default=None,

@@ -140,9 +140,10 @@ def identify(candidate: str, judged: list[Judged],
              marker_vectors: frozenset[str] = frozenset()) -> Identification:
     """Name the range `judged` fits, or the closest one and what differs there.
 
-    `marker_vectors` are the vectors that expect the marker zset: a candidate that fails all
-    of them in every era, while passing others, writes no marker zset, as BullMQ did before
-    5.0.0, and is reported as older than supported.
+    `marker_vectors` are the vectors that expect the marker zset. A candidate that fails all
+    of them writes no marker zset, as BullMQ did before 5.0.0, but so does a queue that is not
+    BullMQ at all (the textbook pattern): the result then says so as a hint, and is not called
+    older than supported, which only a scripts directory's 4.x files prove.
     """
     all_eras = eras(judged)
     ranges = _merged([era for era in all_eras if era.fits])
@@ -160,16 +161,17 @@ def identify(candidate: str, judged: list[Judged],
                       and i.outcome.failing}
     passed_markers = {i.vector_id for i in judged if i.vector_id in marker_vectors
                       and i.outcome is Outcome.PASSED}
+    hint = ""
     if marker_vectors and failed_markers and not passed_markers:
-        return Identification(candidate, None, None, True,
-                              "it writes no marker zset where every 5.x and 6.x release does "
-                              f"({len(failed_markers)} vectors)")
+        hint = (f"it writes no marker zset where every 5.x and 6.x release does "
+                f"({len(failed_markers)} vectors): BullMQ before 5.0.0 did not either, nor "
+                "does a queue that is not BullMQ")
     best = min(all_eras, key=lambda era: (era.misses, -era.passed,
                                            _newest_first(era.span.since)))
     closest = _widened(best, all_eras)
     tied = tuple(era.span for era in all_eras if not closest.span.overlaps(era.span)
                  and (era.misses, era.passed) == (closest.misses, closest.passed))
-    return Identification(candidate, None, closest, False, tied=tied)
+    return Identification(candidate, None, closest, False, hint, tied=tied)
 
 
 def _widened(best: Era, all_eras: list[Era]) -> Era:
@@ -216,6 +218,8 @@ def text_report(found: Identification) -> list[str]:
         lines.append(f"no protocol range fits: {found.reason}")
         return lines
     closest = found.closest
+    if found.reason:
+        lines.append(f"note: {found.reason}")
     lines.append(f"no protocol range fits; the closest is npm bullmq {closest.span}, where "
                  f"{len(closest.failing)} vectors fail (the port's differences from that "
                  f"release) and {len(closest.errored)} error (the candidate broke: no verdict)")

@@ -173,6 +173,7 @@ class TestIdentifyLogic:
         assert found.closest.failing in (("pause",), ("pause.until-6.0.0",))
         assert found.as_dict()["closest"]["failed"] == list(found.closest.failing)
 
-    def test_no_marker_zset_is_older_than_supported(self) -> None:
+    def test_no_marker_zset_is_a_hint_not_a_version(self) -> None:
         found = identify("port", self.judged({"score"}), frozenset({"pause", "pause.until-6.0.0"}))
-        assert found.older_than_supported and found.protocol is None
+        assert not found.older_than_supported and found.protocol is None
+        assert found.closest is not None and "writes no marker zset" in found.reason
