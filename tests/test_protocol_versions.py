@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from report_helpers import cli
 
 from conformance.identify import Judged, identify
 from conformance.outcomes import Outcome
-from conformance.resources import lua_dir
+from conformance.resources import lua_dir, vectors_dir
 from conformance.selftest.mutant_catalog import CATALOG
 from conformance.selftest.mutants import write_mutant
 from conformance.vectors import Vector
@@ -177,3 +178,52 @@ class TestIdentifyLogic:
         found = identify("port", self.judged({"score"}), frozenset({"pause", "pause.until-6.0.0"}))
         assert not found.older_than_supported and found.protocol is None
         assert found.closest is not None and "writes no marker zset" in found.reason
+
+
+RECORDING_ADAPTER = '''\
+import json, sys
+seen = open(sys.argv[1], "a")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["type"] == "start":
+        reply = {"implementation": {"name": "recorder", "version": "0"}}
+    elif request["type"] == "stop":
+        reply = {"stopped": True}
+    else:
+        seen.write(request["op"]["op"] + " " + request.get("bullmq", "-") + "\\n")
+        seen.flush()
+        reply = {"skipped": True, "reason": "records only"}
+    reply["seq"] = request["seq"]
+    print(json.dumps(reply), flush=True)
+    if request["type"] == "stop":
+        break
+'''
+
+
+def test_adapters_are_told_the_version_each_vector_is_judged_at(tmp_path: Path,
+                                                                 redis_url: str) -> None:
+    adapter, seen = tmp_path / "recorder.py", tmp_path / "seen.txt"
+    adapter.write_text(RECORDING_ADAPTER, encoding="utf-8")
+    spec = f"command:{sys.executable} {adapter} {seen}"
+    cli("run", "--candidate", spec, "--redis", redis_url, "--examples", "0", "--protocol",
+        "5.8.5", "-k", "delayed-score/delay-5000")
+    assert seen.read_text().splitlines() == ["add 5.8.5"]
+    seen.unlink()
+    cli("identify", "--candidate", spec, "--redis", redis_url, "--vectors",
+        str(one_file_of(tmp_path, "delayed-score/delay-5000")))
+    # the current vector from 5.8.6, its two older ranges at their own first versions
+    assert sorted(seen.read_text().splitlines()) == ["add 5.0.0", "add 5.1.10", "add 5.8.6"]
+
+
+def one_file_of(tmp_path: Path, case: str) -> Path:
+    """A vector directory holding the delayed-score file cut down to one setup's vectors."""
+    import yaml
+
+    source = vectors_dir() / "delayed-score.yaml"
+    document = yaml.safe_load(source.read_text(encoding="utf-8"))
+    document["tests"] = [t for t in document["tests"] if t["id"].split(".until-")[0] == case]
+    document["number_of_tests"] = len(document["tests"])
+    directory = tmp_path / "vectors"
+    directory.mkdir()
+    (directory / "delayed-score.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    return directory

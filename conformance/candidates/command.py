@@ -36,6 +36,7 @@ from conformance.errors import (
     UsageError,
 )
 from conformance.options import ADAPTER_TIMEOUT_S
+from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result, op_to_dict
 
@@ -296,7 +297,8 @@ class CommandCandidate:
         """Send one op to the adapter and return its result."""
         adapter = self._running()
         reply = adapter.request(
-            {"type": "op", "queue": queue.name, "base": queue.base, "op": op_to_dict(op)},
+            {"type": "op", "queue": queue.name, "base": queue.base,
+             "bullmq": versions.text(queue.protocol), "op": op_to_dict(op)},
             self.timeout)
         if "result" in reply:
             result: Result = reply["result"]
