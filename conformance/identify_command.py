@@ -12,8 +12,12 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.errors import Exit
+
+if TYPE_CHECKING:
+    from conformance.identify import Identification
 
 
 def main(args: argparse.Namespace) -> int:
@@ -57,10 +61,9 @@ def main(args: argparse.Namespace) -> int:
     return _print(found, args.json)
 
 
-def _print(found: object, as_json: bool) -> int:
-    from conformance.identify import Identification, text_report
+def _print(found: Identification, as_json: bool) -> int:
+    from conformance.identify import text_report
 
-    assert isinstance(found, Identification)
     if as_json:
         print(json.dumps(found.as_dict(), indent=2))
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -98,6 +99,23 @@ def seed_value(value: Any) -> str:
     return str(value)
 
 
+#: The skip reason of a vector of another protocol range (`other_range_reason`), parsed back.
+_OTHER_RANGE = re.compile(r"holds for bullmq [0-9.]+(?: up to [0-9.]+| on), (not the protocol "
+                          r"judged \([0-9.]+\))")
+
+
+def other_range_reason(vector: Vector, protocol: Version) -> str:
+    """Why a vector whose range does not hold `protocol` is skipped."""
+    return f"holds for bullmq {vector.span}, not the protocol judged ({versions.text(protocol)})"
+
+
+def skip_group(reason: str) -> str:
+    """The line a skip reason is counted under in a summary: every vector of another protocol
+    range together, any other reason as it is."""
+    found = _OTHER_RANGE.fullmatch(reason)
+    return f"holds for another protocol range, {found.group(1)}" if found else reason
+
+
 def run_vector(
     vector: Vector,
     candidate: Candidate,
@@ -168,8 +186,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
          protocol: Version) -> Verdict:
     """The vector's verdict; appends our connection's id at the seed to `seeded` if given."""
     if not vector.span.holds(protocol):
-        return Verdict(vector, Outcome.SKIPPED, f"holds for bullmq {vector.span}, not the "
-                       f"protocol judged ({versions.text(protocol)})")
+        return Verdict(vector, Outcome.SKIPPED, other_range_reason(vector, protocol))
     if vector.profile is not None and vector.profile != profile.name:
         return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
     missing = capabilities.unmet(vector.needs, profile, server)

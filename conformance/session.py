@@ -54,11 +54,8 @@ def protocol_version(raw: str) -> Version | None:
     try:
         return versions.check_supported(raw)
     except ValueError as exc:
-        eras = versions.STATE_BOUNDARIES
-        spans = [str(versions.Range(a, b)) for a, b in zip(eras, (*eras[1:], versions.BEYOND),
-                                                           strict=True)]
-        raise UsageError(f"--protocol: {exc}; the supported ranges are {', '.join(spans)}") \
-            from None
+        spans = ", ".join(str(span) for span in versions.supported_ranges())
+        raise UsageError(f"--protocol: {exc}; the supported ranges are {spans}") from None
 
 
 def profile_for(name: str, prefix: str | None = None) -> KeyProfile:

@@ -11,7 +11,6 @@ Under plain pytest with the plugin (a port's own test suite) pytest's reporter i
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ import pytest
 
 from conformance.active_run import RUN_KEY, outcome_of
 from conformance.outcomes import Outcome, Tally
+from conformance.runner import skip_group
 
 _MARK = {Outcome.PASSED: ".", Outcome.FAILED: "F", Outcome.ERRORED: "E",
          Outcome.SKIPPED: "s", Outcome.XFAILED: "x"}
@@ -90,7 +90,7 @@ class RunReporter:
         self.done += 1
         self.outcomes.append(outcome)
         if outcome is Outcome.SKIPPED:
-            self.skips[_skip_group(_skip_reason(report))] += 1
+            self.skips[skip_group(_skip_reason(report))] += 1
         elif outcome.failing:
             self.details.append((outcome, report.longreprtext.strip()))
         if self.verbosity <= SILENT:
@@ -146,17 +146,6 @@ def _group(nodeid: str) -> str:
     """The progress line a result belongs to: its vector file, or `properties`."""
     head = nodeid.split("::", 1)[0]
     return head or "properties"  # the properties items hang off the session: `::name`
-
-
-#: A skip for another protocol range (conformance.runner): counted as one group.
-_OTHER_RANGE = re.compile(r"holds for bullmq [0-9.]+(?: up to [0-9.]+| on), (not the protocol "
-                          r"judged \([0-9.]+\))")
-
-
-def _skip_group(reason: str) -> str:
-    """The line a skip reason is counted under: vectors of other protocol ranges together."""
-    found = _OTHER_RANGE.fullmatch(reason)
-    return f"holds for another protocol range, {found.group(1)}" if found else reason
 
 
 def _skip_reason(report: Any) -> str:

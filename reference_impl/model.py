@@ -286,15 +286,10 @@ class QueueModel:
         self.store.hset(op.job_id, "delay", "0")
         return 0
 
-    def _client_score(self, job_id: str, fire: int) -> int:
-        """Before 5.8.6 the Node client scored changeDelay and moveToDelayed itself."""
-        return scores.legacy_delayed_score(fire, scores.js_low_bits(job_id)) if fire > 0 \
-            else fire
-
     def _legacy_redelay(self, job_id: str, delay: int, fire: int, events_default: bool) -> None:
         """ZADD a caller-computed score; the event's delay is the score / 4096 as Lua prints
         it. `events_default`: the script writes meta's opts.maxLenEvents when it is missing."""
-        score = self._client_score(job_id, fire)
+        score = scores.client_score(job_id, fire)
         self.store.hset(job_id, "delay", lua_int_text(delay))
         self.store.zadd("delayed", score, job_id)
         if events_default:

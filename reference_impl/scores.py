@@ -125,6 +125,12 @@ def js_low_bits(job_id: str) -> int:
     return int(number) % 2**32 & LOW_BITS  # ToInt32 keeps the low 32 bits of the integer part
 
 
+def client_score(job_id: str, fire: int) -> int:
+    """The delayed score a pre-5.8.6 Node client computed for changeDelay and moveToDelayed:
+    `fire * 0x1000 + (+jobId & 0xfff)` in doubles, or `fire` itself when it is not positive."""
+    return legacy_delayed_score(fire, js_low_bits(job_id)) if fire > 0 else fire
+
+
 def legacy_promote_bound(now: int) -> int:
     """Before 5.8.6 the sweep took scores up to `(now + 1) * 4096` inclusive."""
     return lua_number((now + 1) * BAND)

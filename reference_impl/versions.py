@@ -142,6 +142,12 @@ def split(span: Range, at: tuple[Version, ...]) -> list[Range]:
     return [Range(a, b) for a, b in zip(edges, [*cuts, span.until], strict=True)]
 
 
+def supported_ranges() -> list[Range]:
+    """The eras between state boundaries, the last one ending at BEYOND."""
+    ends = (*STATE_BOUNDARIES[1:], BEYOND)
+    return [Range(since, until) for since, until in zip(STATE_BOUNDARIES, ends, strict=True)]
+
+
 def era_of(version: Version) -> Range:
     """The range of state boundaries around `version`: the model behaves the same in it."""
     since = max(b for b in STATE_BOUNDARIES if b <= version)

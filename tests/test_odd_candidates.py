@@ -78,25 +78,21 @@ def test_an_empty_directory_is_refused_without_a_guess(tmp_path: Path) -> None:
     assert "did you mean" not in lines[0]
 
 
-def test_scripts_with_other_key_counts_are_named(tmp_path: Path) -> None:
-    """The same script names with KEYS counts no BullMQ 5.x or 6.x release uses."""
-    (tmp_path / "pause-4.lua").write_text("return 0\n")
-    (tmp_path / "promote-6.lua").write_text("return 0\n")
+@pytest.mark.parametrize(("files", "said"), [
+    # KEYS counts no BullMQ 5.x or 6.x release uses
+    (("pause-4.lua", "promote-6.lua"), "pause-4.lua, promote-6.lua: other KEYS counts"),
+    # a BullMQ 4.x release (no marker zset): older than protocol 5.0.0
+    (("pause-5.lua", "promote-7.lua"), "pause-5.lua, promote-7.lua: BullMQ 4.x scripts, older "
+     "than the earliest supported protocol (5.0.0)"),
+], ids=["other-key-counts", "bullmq-4"])
+def test_scripts_of_other_shapes_are_named(tmp_path: Path, files: tuple[str, ...],
+                                           said: str) -> None:
+    for name in files:
+        (tmp_path / name).write_text("return 0\n")
     proc = cli("run", "-q", "--redis", NO_REDIS, "--candidate", f"scripts:{tmp_path}")
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
-    assert "pause-4.lua, promote-6.lua: other KEYS counts" in proc.stderr
-
-
-def test_bullmq_4_scripts_are_named_older_than_supported(tmp_path: Path) -> None:
-    """A BullMQ 4.x release (pause-5, promote-7, no marker zset): older than protocol 5.0.0."""
-    (tmp_path / "pause-5.lua").write_text("return 0\n")
-    (tmp_path / "promote-7.lua").write_text("return 0\n")
-    proc = cli("run", "-q", "--redis", NO_REDIS, "--candidate", f"scripts:{tmp_path}")
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr
-    assert proc.stderr.count("\n") == 1, proc.stderr
-    assert ("pause-5.lua, promote-7.lua: BullMQ 4.x scripts, older than the earliest "
-            "supported protocol (5.0.0)") in proc.stderr
+    assert said in proc.stderr
 
 
 # --- a reply of the wrong shape is judged ------------------------------------------------------

@@ -341,11 +341,9 @@ class ScriptsCandidate:
 
 
 def client_score(job_id: str, fire: int) -> str:
-    """The delayed score a pre-5.8.6 Node client sent (`fire * 0x1000 + (+jobId & 0xfff)` in
-    doubles), as text that reads back as the same double."""
-    if fire <= 0:
-        return str(fire)
-    score = scores.legacy_delayed_score(fire, scores.js_low_bits(job_id))
+    """The delayed score a pre-5.8.6 Node client sent (`scores.client_score`), as text that
+    reads back as the same double."""
+    score = scores.client_score(job_id, fire)
     return str(score) if abs(score) <= scores.EXACT_LIMIT else repr(float(score))
 
 
