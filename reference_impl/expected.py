@@ -15,6 +15,7 @@ from reference_impl.keys import PROFILES
 from reference_impl.model import QueueModel
 from reference_impl.ops import Op
 from reference_impl.versions import CURRENT, Version
+from reference_impl.worker_ops import result_form
 
 #: Stands for the queue name in a vector's `key_names`.
 QUEUE_PLACEHOLDER = "<queue>"
@@ -44,7 +45,7 @@ def expect_for(given: Mapping[str, Any], when: Iterable[Op], *, profile: str | N
     `profile` adds the full `key_names` of that key profile; `one_slot` the one-slot check.
     """
     model = QueueModel(form_to_store(dict(given)), protocol)
-    returns = [model.apply(op) for op in when]
+    returns = [result_form(model.apply(op)) for op in when]
     written = store_to_form(model.store)
     expect: dict[str, Any] = {"returns": returns, "keys": expected_keys(written)}
     if profile is not None:

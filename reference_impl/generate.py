@@ -72,7 +72,8 @@ RULES: dict[str, str] = {
 def version_ranges(case: Case) -> list[tuple[Range, dict[str, Any]]]:
     """The model's expectation at every state boundary, merged where it does not change:
     (range, expect) pairs, newest first. Boundaries the case cannot observe disappear here."""
-    eras = versions.STATE_BOUNDARIES
+    floor = case.since or versions.EARLIEST
+    eras = [floor, *(era for era in versions.STATE_BOUNDARIES if era > floor)]
     groups: list[tuple[versions.Version, dict[str, Any]]] = []
     for era in eras:
         expect = expect_for(case.given, case.when, profile=case.profile,

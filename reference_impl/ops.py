@@ -6,8 +6,11 @@ its language, can report them the same way:
 - `Add` returns the job id as a string (or the existing id for a duplicate custom id);
 - `MoveToActive` returns `{"job": id or None, "ttl": rate-limit ms, "next": next fire ms}`;
 - `Promote`, `ChangeDelay`, `ChangePriority` and `MoveToDelayed` return the script's integer
-  code; `Pause` and `Resume` return the number of legacy paused jobs left to migrate (0), or
-  nothing (null) before 6.0.0.
+  code (`MoveToDelayed` with fetchNext: `{job, ttl, next}` when it fetched); `Pause` and
+  `Resume` return the number of legacy paused jobs left to migrate (0), or nothing (null)
+  before 6.0.0;
+- the worker half's ops (`reference_impl.worker_ops`) as documented there. A rate-limited
+  fetch's `ttl` is a `Pttl`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from reference_impl.worker_ops import (
+    WORKER_FIELDS,
+    WORKER_OPS,
+    AddLog,
+    ExtendLock,
+    ExtendLocks,
+    GetRateLimitTtl,
+    MoveJobFromActiveToWait,
+    MoveStalledJobsToWait,
+    MoveToFinished,
+    Pttl,
+    ReleaseLock,
+    RemoveDeduplicationKey,
+    RemoveJob,
+    RetryJob,
+    UpdateData,
+    UpdateProgress,
+)
 
 Route = Literal["standard", "delayed", "prioritized"]
 
@@ -44,11 +66,14 @@ class Add:
 
 @dataclass(frozen=True)
 class MoveToActive:
-    """Worker fetch at `now` with a lock token; no rate limiter."""
+    """Worker fetch at `now` with a lock token; `limiter` is the worker's `{max, duration}`
+    and `name` the worker name Node sends (stored as `pb`)."""
 
     now: int
     token: str = "tok"
     lock_duration: int = 30000
+    limiter: Mapping[str, int] | None = None
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +111,8 @@ class MoveToDelayed:
     delay: int
     token: str = "tok"
     skip_attempt: bool = False
+    fields: Mapping[str, str] | None = None
+    fetch_next: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +125,10 @@ class Resume:
     """Queue.resume."""
 
 
-Op = Add | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelayed | Pause | Resume
+Op = (Add | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelayed | Pause | Resume
+      | MoveToFinished | RetryJob | ExtendLock | ExtendLocks | ReleaseLock
+      | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
+      | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog)
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {
@@ -110,8 +140,15 @@ OP_NAMES: dict[str, type[Op]] = {
     "moveToDelayed": MoveToDelayed,
     "pause": Pause,
     "resume": Resume,
+    **WORKER_OPS,
 }
-_FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration", "skip_attempt": "skipAttempt"}
+#: The ops of the worker half (an adapter that speaks protocol version 1 is never sent them).
+WORKER_OP_NAMES = frozenset(WORKER_OPS)
+_FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration",
+                "skip_attempt": "skipAttempt", **WORKER_FIELDS}
+
+
+_ID_LISTS = ("job_ids", "tokens")
 
 
 def op_to_dict(op: Op) -> dict[str, Any]:
@@ -121,7 +158,11 @@ def op_to_dict(op: Op) -> dict[str, Any]:
     for key, value in vars(op).items():
         if value is None:
             continue
-        out[_FIELD_NAMES.get(key, key)] = dict(value) if isinstance(value, Mapping) else value
+        if isinstance(value, Mapping):
+            value = dict(value)
+        elif key in _ID_LISTS:
+            value = list(value)
+        out[_FIELD_NAMES.get(key, key)] = value
     return out
 
 
@@ -130,14 +171,17 @@ def op_from_dict(raw: Mapping[str, Any]) -> Op:
     cls = OP_NAMES[raw["op"]]
     back = {v: k for k, v in _FIELD_NAMES.items()}
     kwargs = {back.get(k, k): v for k, v in raw.items() if k != "op"}
+    for name in _ID_LISTS:  # frozen ops hold tuples; JSON values (data) stay as they came
+        if name in kwargs:
+            kwargs[name] = tuple(kwargs[name])
     return cls(**kwargs)
 
 
 MoveResult = dict[str, Any]
 #: None only from pause and resume before 6.0.0, whose script returned nothing.
-Result = str | int | MoveResult | None
+Result = str | int | MoveResult | list[str] | Pttl | None
 
 
-def fetched(job: str | None, ttl: int = 0, next_ms: int = 0) -> MoveResult:
+def fetched(job: str | None, ttl: int | Pttl = 0, next_ms: int = 0) -> MoveResult:
     """The normalized moveToActive result."""
     return {"job": job, "ttl": ttl, "next": next_ms}

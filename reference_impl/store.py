@@ -137,8 +137,28 @@ class Store:
     def incr(self, suffix: str) -> int:
         """INCR."""
         current = int(self.get(suffix) or 0) + 1
-        self.keys[suffix] = Str(str(current))
+        old = self.keys.get(suffix)
+        self.keys[suffix] = Str(str(current), old.pttl if isinstance(old, Str) else None)
         return current
+
+    def pttl(self, suffix: str) -> int:
+        """PTTL as the model knows it: the PX last set (time does not pass in the model), -1
+        for a key without expiry, -2 for a missing key. Only strings carry expiries here."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return -2
+        if isinstance(value, Str) and value.pttl is not None:
+            return value.pttl
+        return -1
+
+    def pexpire(self, suffix: str, ms: int) -> None:
+        """PEXPIRE on a string key (a no-op on a missing key)."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return
+        if not isinstance(value, Str):
+            raise WrongType(f"{suffix}: the model keeps expiries on strings only")
+        value.pttl = ms
 
     # lists
     def lpush(self, suffix: str, item: str) -> None:
@@ -177,6 +197,32 @@ class Store:
                 return True
         return False
 
+    def lrem(self, suffix: str, count: int, item: str) -> int:
+        """LREM key count item: count > 0 from the left, < 0 from the right, 0 all."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return 0
+        items = self._get(suffix, List).items
+        order = range(len(items) - 1, -1, -1) if count < 0 else range(len(items))
+        hits = [i for i in order if items[i] == item]
+        if count:
+            hits = hits[:abs(count)]
+        for i in sorted(hits, reverse=True):
+            del items[i]
+        self._prune(suffix)
+        return len(hits)
+
+    def ltrim(self, suffix: str, start: int, stop: int) -> None:
+        """LTRIM with Redis's index rules (negative indexes count from the right)."""
+        if suffix not in self.keys:
+            return
+        items = self._get(suffix, List).items
+        size = len(items)
+        first = max(start + size if start < 0 else start, 0)
+        last = min(stop + size if stop < 0 else stop, size - 1)
+        items[:] = items[first:last + 1] if first <= last else []
+        self._prune(suffix)
+
     def llen(self, suffix: str) -> int:
         """LLEN."""
         value = self.keys.get(suffix)
@@ -205,6 +251,17 @@ class Store:
         """All scores of a zset."""
         return [s for _, s in self.zrange(suffix)]
 
+    def zscore(self, suffix: str, member: str) -> Score | None:
+        """ZSCORE."""
+        if suffix not in self.keys:
+            return None
+        return self._get(suffix, ZSet).scores.get(member)
+
+    def zcard(self, suffix: str) -> int:
+        """ZCARD."""
+        value = self.keys.get(suffix)
+        return len(value.scores) if isinstance(value, ZSet) else 0
+
     def zpopmin(self, suffix: str) -> str | None:
         """ZPOPMIN: the lowest member, removed."""
         ordered = self.zrange(suffix)
@@ -223,6 +280,15 @@ class Store:
         if not isinstance(value, Hash):
             raise WrongType(suffix)
         return value.fields.get(name)
+
+    def hgetall(self, suffix: str) -> dict[str, HashValue]:
+        """HGETALL (a copy)."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return {}
+        if not isinstance(value, Hash):
+            raise WrongType(suffix)
+        return dict(value.fields)
 
     def hset(self, suffix: str, name: str, value: HashValue) -> None:
         """HSET of one field."""
@@ -284,3 +350,32 @@ class Store:
         value.members.discard(member)
         self._prune(suffix)
         return removed
+
+    def smembers(self, suffix: str) -> list[str]:
+        """SMEMBERS, in the order Redis 7.0 gives for an intset (ascending integers).
+
+        Other sets come back in hash order, which no vector may depend on: a set of more than
+        one non-integer member raises."""
+        value = self.keys.get(suffix)
+        if value is None:
+            return []
+        members = self._get(suffix, Set).members
+        if all(_intset_member(m) for m in members):
+            return sorted(members, key=int)
+        if len(members) > 1:
+            raise NotImplementedError("the order of a non-integer set's members is not fixed")
+        return sorted(members)
+
+    def scard(self, suffix: str) -> int:
+        """SCARD."""
+        value = self.keys.get(suffix)
+        return len(value.members) if isinstance(value, Set) else 0
+
+
+def _intset_member(member: str) -> bool:
+    """Whether Redis stores `member` as an integer (canonical decimal text of an int64)."""
+    try:
+        number = int(member)
+    except ValueError:
+        return False
+    return str(number) == member and -2**63 <= number < 2**63

@@ -33,6 +33,9 @@ def text(version: Version) -> str:
 
 #: The earliest protocol the vectors cover: the marker zset and the 5.x script shapes.
 EARLIEST: Version = (5, 0, 0)
+#: The earliest release the worker half's vectors claim (complete, fail, retry, locks, stalls,
+#: rate limits, deduplication, removal, job updates): they were checked on 6.x releases.
+WORKER_SINCE: Version = (6, 0, 0)
 #: The newest release checked; `run` judges against it unless `--protocol` says otherwise.
 CURRENT: Version = (6, 7, 0)
 #: Versions from here on are not claimed: a new major may change anything.

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reference_impl.ops import Add, MoveToActive, Op
+from reference_impl.versions import Version
 
 #: The reference creation time used throughout: 2023-11-14T22:13:20Z.
 T = 1_700_000_000_000
@@ -35,6 +36,9 @@ class Case:
     profile: str | None = None
     needs: tuple[str, ...] = ()
     one_slot: bool = False
+    #: The earliest protocol version the case is claimed for (None: the earliest supported).
+    #: Facts checked on fewer releases start later, rather than claim what nobody ran.
+    since: Version | None = None
 
 
 @dataclass(frozen=True)
