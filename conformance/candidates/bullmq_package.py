@@ -2,7 +2,8 @@
 
 Which distribution provides the import (the official release, a fork, an older release) and how
 to name it; the frozen clock an op runs on; checking a method's signature before a call; and
-turning the package's exceptions back into the script codes behind them.
+turning the package's exceptions back into the script codes behind them (`PackageError`,
+`code_or_raise`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 from unittest import mock
 
 from conformance.errors import CandidateError
+from reference_impl.ops import Result
 
 #: The official release the suite is checked against (pyproject.toml's dev extra pins it).
 PINNED_VERSION = "3.4.4"
@@ -186,3 +188,37 @@ def error_code(scripts: Any, exc: BaseException, context: dict[str, Any]) -> int
             return code
     match = _UNKNOWN_CODE.match(str(exc)) if isinstance(exc, TypeError) else None
     return int(match.group(1)) if match else None
+
+
+class PackageError(Exception):
+    """An exception the package raised during an op (kept for mapping back to a code)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        self.cause = cause
+        kind = type(cause).__name__
+        super().__init__(f"{kind}: {one_line(cause)}" if str(cause).strip() else kind)
+
+
+def code_or_raise(queue: Any, exc: PackageError, context: dict[str, Any], what: str) -> int:
+    """The negative script code behind `exc` (`error_code`), else CandidateError naming `what`."""
+    code = error_code(getattr(queue, "scripts", None), exc.cause, context)
+    if code is None or code >= 0:
+        raise CandidateError(f"{what} raised {exc}") from None
+    return code
+
+
+def takes(method: Any, args: tuple[Any, ...]) -> bool:
+    """Whether `method` can be called with these positional arguments."""
+    try:
+        inspect.signature(method).bind(*args)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read: let the call say
+        return True
+    return True
+
+
+def as_is(reply: Any) -> Result:
+    """A reply passed on unchanged: the runner compares it with the expected return and shows
+    it."""
+    return cast(Result, reply)

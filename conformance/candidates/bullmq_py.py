@@ -2,24 +2,28 @@
 
 Each op goes through the package's own Python code, not through our script runner:
 
-- `add` is `Queue.add(name, data, opts)`, with `opts.timestamp` = the op's timestamp and
-  `opts.jobId` when the vector gives one (the package routes to the add script itself);
-- `moveToActive` is `Scripts.moveToActive(token, {lockDuration})`, the call a `Worker` makes
-  (the worker's public `getNextJob` blocks and hides the raw `[job, id, ttl, next]` reply);
+- `add` is `Queue.add(name, data, opts)`, with `opts.timestamp` = the op's timestamp, `opts.jobId`
+  when the vector gives one, and `opts.de` passed as the client's `deduplication` option;
+- `moveToActive` is `Scripts.moveToActive(token, {lockDuration, limiter})`, the call a `Worker`
+  makes with its options (its public `getNextJob` blocks and hides the raw reply); an op with a
+  worker `name` is skipped: the package never sends one (no `pb`);
 - `promote` is `Job.promote()` and `changePriority` is `Job.changePriority({priority, lifo})`,
   on a `Job` handle for the id (the scripts read nothing but the id);
 - `changeDelay` has no Python API. The package ships `changeDelay-4.lua` but does not load it;
   if a `Scripts` object ever has it in its `commands`, it is called with PROTOCOL §7.3 args,
   otherwise the op raises `CandidateSkipped`;
-- `moveToDelayed` with `skipAttempt` and a delay >= 0 is `Job.moveToDelayed(now + delay, token)`
-  (the public API, which always skips the attempt and clamps a negative delay to 0); otherwise
-  it is `Scripts.moveToDelayed(id, now, delay, token, {"skipAttempt": ...})`, the call
-  `Job.moveToFailed` makes for a retry with backoff (without its `fieldsToUpdate`); a release
-  whose `Scripts.moveToDelayed` has no opts argument (it always counts the attempt) is called
-  `(id, time, delay, token)` without skipAttempt, `time` being the fire time before 5.8.6
-  (its client computed the score) and `now` after;
+- `moveToDelayed` with fields or fetchNext is `Scripts.moveToDelayed(id, now, delay, token,
+  {skipAttempt, fieldsToUpdate, fetchNext, workerOpts})`, the call `Job.moveToFailed` makes for
+  a retry with backoff (workerOpts: a default Worker's options); otherwise, with `skipAttempt`
+  and a delay >= 0, `Job.moveToDelayed(now + delay, token)` (the public API, which always skips
+  the attempt), else `Scripts.moveToDelayed(id, now, delay, token, {"skipAttempt": ...})`; a
+  release without the opts argument (it always counts the attempt) is called `(id, time, delay,
+  token)`, `time` being the fire time before 5.8.6 (its client computed the score), else `now`;
 - `pause` and `resume` are `Queue.pause()` and `Queue.resume()`; the result is the script's
-  reply (the legacy paused jobs left, 0 when pausing).
+  reply (the legacy paused jobs left, 0 when pausing);
+- the worker half's ops are in `bullmq_py_worker` (its docstring says which call each is, and
+  why releaseLock, moveJobFromActiveToWait, getRateLimitTtl, removeDeduplicationKey and addLog
+  are skipped).
 
 The package is asyncio-based; the candidate owns one private event loop and runs each op to
 completion on it. The package reads the wall clock (`time.time()` in `bullmq.job` and
@@ -41,20 +45,23 @@ import inspect
 import warnings
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, cast
+from typing import Any
 
 import redis
 
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.bullmq_package import (
     PINNED_VERSION,
+    PackageError,
+    as_is,
     check_signature,
+    code_or_raise,
     describe,
-    error_code,
     frozen_clock,
     one_line,
     parent_key,
 )
+from conformance.candidates.bullmq_py_worker import WorkerOps
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
@@ -63,7 +70,6 @@ from reference_impl.ops import (
     ChangeDelay,
     ChangePriority,
     MoveToActive,
-    MoveToDelayed,
     Op,
     Pause,
     Promote,
@@ -100,6 +106,8 @@ class PythonClientCandidate:
         self._queue: Any = None
         self._described: tuple[str, str] | None = None
         self._protocol: Version = versions.CURRENT
+        self._workers: dict[str, Any] = {}  # bullmq Workers of the open queue, by their options
+        self._worker_ops = WorkerOps(self)
 
     @property
     def name(self) -> str:
@@ -158,9 +166,9 @@ class PythonClientCandidate:
             Promote: self._promote,
             ChangeDelay: self._change_delay,
             ChangePriority: self._change_priority,
-            MoveToDelayed: self._move_to_delayed,
             Pause: self._pause,
             Resume: self._pause,
+            **self._worker_ops.handlers(),
         }
         # the protocol judged: what an older client's arguments mean (moveToDelayed)
         self._protocol = queue.protocol
@@ -175,7 +183,7 @@ class PythonClientCandidate:
         except (CandidateError, CandidateSkipped):
             raise
         except Exception as exc:  # the package differs somewhere no handler checks
-            raise CandidateError(f"{self._package}: {_PackageError(exc)}") from None
+            raise CandidateError(f"{self._package}: {PackageError(exc)}") from None
 
     # -- the package's API --------------------------------------------------------------------
 
@@ -190,7 +198,7 @@ class PythonClientCandidate:
         """Call `method(*args)` on the frozen clock and await what it returns.
 
         A signature that does not take the arguments is a CandidateError; an exception the
-        package raises comes back as _PackageError (for mapping to a script code).
+        package raises comes back as PackageError (for mapping to a script code).
         """
         assert self._loop is not None
         if not callable(method):
@@ -207,7 +215,7 @@ class PythonClientCandidate:
         except redis.ResponseError as exc:
             raise CandidateError(f"{what}: Redis replied {one_line(exc)}") from None
         except Exception as exc:
-            raise _PackageError(exc) from exc
+            raise PackageError(exc) from exc
 
     def _queue_for(self, ref: QueueRef) -> Any:
         if self._queue_name == ref.name:
@@ -221,7 +229,7 @@ class PythonClientCandidate:
             queue = queue_class(self._profile.queue_part(ref.name),
                                 {"prefix": self._profile.prefix, "connection": self._url})
         except Exception as exc:
-            raise CandidateError(f"Queue() failed: {_PackageError(exc)}") from None
+            raise CandidateError(f"Queue() failed: {PackageError(exc)}") from None
         self._queue, self._queue_name = queue, ref.name
         keys = getattr(queue, "keys", None)
         base = keys.get("") if isinstance(keys, dict) else None
@@ -233,6 +241,11 @@ class PythonClientCandidate:
 
     def _close_queue(self) -> None:
         queue, self._queue, self._queue_name = self._queue, None, None
+        workers, self._workers = list(self._workers.values()), {}
+        if self._loop is not None:
+            for worker in workers:
+                with contextlib.suppress(Exception):
+                    self._loop.run_until_complete(_awaited(worker.close()))
         if queue is not None and self._loop is not None:
             # An older release closes its connection through a redis-py call since deprecated:
             # a warning per vector about the package, not about what it wrote.
@@ -240,60 +253,88 @@ class PythonClientCandidate:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self._loop.run_until_complete(_awaited(queue.close()))
 
-    def _job_handle(self, queue: Any, job_id: str) -> Any:
-        """A `Job` for an id, as `Job.fromId` gives for an existing one (no hash read needed)."""
+    def _job_handle(self, queue: Any, job_id: str, opts: dict[str, Any] | None = None) -> Any:
+        """A `Job` for an id, as `Job.fromId` gives for an existing one (no hash read needed:
+        the scripts read nothing of it but the id, and the `opts` the op names). `queue` may be
+        a Worker, as for the jobs a Worker fetches."""
         import bullmq
 
         job_class = self._member(bullmq, "Job", "Job")
-        args: tuple[Any, ...] = (queue, "", None, {}, job_id)
+        args: tuple[Any, ...] = (queue, "", None, dict(opts or {}), job_id)
         check_signature(job_class, args, "Job()")
         try:
             return job_class(*args)
         except Exception as exc:
-            raise CandidateError(f"Job() failed: {_PackageError(exc)}") from None
+            raise CandidateError(f"Job() failed: {PackageError(exc)}") from None
 
     def _scripts(self, queue: Any) -> Any:
         return self._member(queue, "scripts", "Queue.scripts")
+
+    def _worker(self, queue: Any, opts: dict[str, Any]) -> Any:
+        """A `Worker` of the open queue built with `opts` (lockDuration, limiter, metrics; the
+        rest its defaults). It has no processor, so it never runs: the ops use its options and
+        backend, as the jobs it fetches do."""
+        import bullmq
+
+        key = repr(sorted(opts.items()))
+        if key not in self._workers:
+            worker_class = self._member(bullmq, "Worker", "Worker")
+            assert self._profile is not None
+            try:
+                self._workers[key] = worker_class(
+                    queue.name, None,
+                    {"prefix": self._profile.prefix, "connection": self._url, **opts})
+            except Exception as exc:
+                raise CandidateError(f"Worker() failed: {PackageError(exc)}") from None
+        return self._workers[key]
 
     # -- ops ----------------------------------------------------------------------------------
 
     def _add(self, queue: Any, op: Add) -> Result:
         opts: dict[str, Any] = {**op.opts, "timestamp": op.timestamp}
+        if "de" in opts:  # the stored short name; the client takes `deduplication`
+            opts["deduplication"] = opts.pop("de")
         if op.job_id is not None:
             opts["jobId"] = op.job_id
         add = self._member(queue, "add", "Queue.add")
         try:
             job = self._run("Queue.add", op.timestamp, add, op.name, op.data, opts)
-        except _PackageError as exc:
+        except PackageError as exc:
             context = {"parentKey": parent_key(opts.get("parent")), "command": "addJob"}
-            return _code_or_raise(queue, exc, context, "Queue.add")
+            return code_or_raise(queue, exc, context, "Queue.add")
         job_id = getattr(job, "id", None)
         if job_id is None:
             raise CandidateError(f"Queue.add returned {job!r}, not a job with an id")
         return str(job_id)
 
     def _move_to_active(self, queue: Any, op: MoveToActive) -> Result:
+        if op.name is not None:
+            raise CandidateSkipped(f"{self._package} never sends a worker name with a fetch "
+                                   "(its moveToActive packs token, lockDuration and limiter: "
+                                   "no pb)")
         method = self._member(self._scripts(queue), "moveToActive", "Scripts.moveToActive")
+        opts: dict[str, Any] = {"lockDuration": op.lock_duration}
+        if op.limiter is not None:
+            opts["limiter"] = dict(op.limiter)
         try:
-            reply = self._run("Scripts.moveToActive", op.now, method, op.token,
-                              {"lockDuration": op.lock_duration})
-        except _PackageError as exc:
+            reply = self._run("Scripts.moveToActive", op.now, method, op.token, opts)
+        except PackageError as exc:
             raise CandidateError(f"Scripts.moveToActive raised {exc}") from None
         if isinstance(reply, list) and len(reply) == 4:
             _, job, ttl, next_ms = reply
             with contextlib.suppress(TypeError, ValueError):  # else shown as it came
                 return fetched(None if job in (0, "0", None) else str(job), int(ttl or 0),
                                int(next_ms or 0))
-        return _as_is(reply)
+        return as_is(reply)
 
     def _promote(self, queue: Any, op: Promote) -> Result:
         job = self._job_handle(queue, op.job_id)
         try:
             reply = self._run("Job.promote", None, self._member(job, "promote", "Job.promote"))
-        except _PackageError as exc:
+        except PackageError as exc:
             context = {"jobId": op.job_id, "command": "promote", "state": "delayed"}
-            return _code_or_raise(queue, exc, context, "Job.promote")
-        return 0 if reply is None else _as_is(reply)
+            return code_or_raise(queue, exc, context, "Job.promote")
+        return 0 if reply is None else as_is(reply)
 
     def _change_priority(self, queue: Any, op: ChangePriority) -> Result:
         job = self._job_handle(queue, op.job_id)
@@ -301,40 +342,10 @@ class PythonClientCandidate:
         try:
             reply = self._run("Job.changePriority", None, method,
                               {"priority": op.priority, "lifo": op.lifo})
-        except _PackageError as exc:
+        except PackageError as exc:
             context = {"jobId": op.job_id, "command": "changePriority"}
-            return _code_or_raise(queue, exc, context, "Job.changePriority")
-        return 0 if reply is None else _as_is(reply)
-
-    def _move_to_delayed(self, queue: Any, op: MoveToDelayed) -> Result:
-        if op.skip_attempt and op.delay >= 0:
-            # Job.moveToDelayed reads the (frozen) clock: delay = timestamp - now.
-            what = "Job.moveToDelayed"
-            job = self._job_handle(queue, op.job_id)
-            reply = self._delayed(queue, op, what, self._member(job, "moveToDelayed", what),
-                                  op.now + op.delay, op.token)
-        else:
-            what = "Scripts.moveToDelayed"
-            method = self._member(self._scripts(queue), "moveToDelayed", what)
-            args: tuple[Any, ...] = (op.job_id, op.now, op.delay, op.token,
-                                     {"skipAttempt": op.skip_attempt})
-            if not op.skip_attempt and not _takes(method, args) and _takes(method, args[:4]):
-                # Releases before the opts argument always counted the attempt; the time they
-                # take is the fire time while the client computed the score (before 5.8.6),
-                # then `now`.
-                at = op.now if self._protocol >= versions.BAND_BUMP else op.now + op.delay
-                args = (op.job_id, at, op.delay, op.token)
-            reply = self._delayed(queue, op, what, method, *args)
-        # Only a fetch-next (never asked for) returns a job.
-        return 0 if reply is None else _as_is(reply)
-
-    def _delayed(self, queue: Any, op: MoveToDelayed, what: str, method: Any,
-                 *args: Any) -> Any:
-        try:
-            return self._run(what, op.now, method, *args)
-        except _PackageError as exc:
-            context = {"jobId": op.job_id, "command": "moveToDelayed", "state": "active"}
-            return _code_or_raise(queue, exc, context, what)
+            return code_or_raise(queue, exc, context, "Job.changePriority")
+        return 0 if reply is None else as_is(reply)
 
     def _pause(self, queue: Any, op: Pause | Resume) -> Result:
         what = "Queue.pause" if isinstance(op, Pause) else "Queue.resume"
@@ -342,8 +353,8 @@ class PythonClientCandidate:
         try:
             # Any reply is passed on: one of another shape (None from a release whose script
             # returns nothing) is a return difference, judged with the state.
-            return _as_is(self._run(what, None, method))
-        except _PackageError as exc:
+            return as_is(self._run(what, None, method))
+        except PackageError as exc:
             raise CandidateError(f"{what} raised {exc}") from None
 
     def _change_delay(self, queue: Any, op: ChangeDelay) -> Result:
@@ -356,38 +367,13 @@ class PythonClientCandidate:
         keys = [scripts.keys[suffix] for suffix in CHANGE_DELAY_KEYS]
         args = [op.delay, str(op.now), op.job_id, scripts.toKey(op.job_id)]
         try:
-            return _as_is(self._run("changeDelay", op.now, lambda: command(keys=keys, args=args)))
-        except _PackageError as exc:
+            return as_is(self._run("changeDelay", op.now, lambda: command(keys=keys, args=args)))
+        except PackageError as exc:
             raise CandidateError(f"changeDelay raised {exc}") from None
-
-
-class _PackageError(Exception):
-    """An exception the package raised during an op (kept for mapping back to a code)."""
-
-    def __init__(self, cause: BaseException) -> None:
-        self.cause = cause
-        kind = type(cause).__name__
-        super().__init__(f"{kind}: {one_line(cause)}" if str(cause).strip() else kind)
-
-
-def _takes(method: Any, args: tuple[Any, ...]) -> bool:
-    """Whether `method` can be called with these positional arguments."""
-    try:
-        inspect.signature(method).bind(*args)
-    except TypeError:
-        return False
-    except ValueError:  # no signature to read: let the call say
-        return True
-    return True
 
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
-
-
-def _as_is(reply: Any) -> Result:
-    # Passed on unchanged: the runner compares it with the expected return and shows it.
-    return cast(Result, reply)
 
 
 def _answers(client: redis.Redis) -> bool:
@@ -395,10 +381,3 @@ def _answers(client: redis.Redis) -> bool:
         return bool(client.ping())
     except redis.RedisError:
         return False
-
-
-def _code_or_raise(queue: Any, exc: _PackageError, context: dict[str, Any], what: str) -> int:
-    code = error_code(getattr(queue, "scripts", None), exc.cause, context)
-    if code is None or code >= 0:
-        raise CandidateError(f"{what} raised {exc}") from None
-    return code

@@ -5,22 +5,53 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
 // order. Everything else (logs, library warnings) goes to stderr.
 //
-// Every op is driven through the package's own client code:
-//   add            Queue.add(name, data, {...opts, timestamp, jobId})
+// Adapter protocol version 2 (the start reply says so): the queue half's ops below, and the worker
+// half's in worker-ops.js. Every op is driven through the package's own client code:
+//   add            Queue.add(name, data, {...opts, timestamp, jobId}); opts.de (the stored short
+//                  name) is passed as the client's `deduplication` option
 //   moveToActive   the Worker's backend moveToActive (the call Worker.moveToActive makes), on a
-//                  Worker built with the op's lockDuration; raw [job, id, ttl, next] normalized
+//                  Worker built with the op's lockDuration, limiter and name; raw [job, id, ttl,
+//                  next] normalized
 //   promote        Job.fromId + job.promote()
 //   changeDelay    Job.fromId + job.changeDelay(delay)
 //   changePriority Job.fromId + job.changePriority({priority, lifo})
-//   moveToDelayed  with skipAttempt and delay >= 0: Job.fromId + job.moveToDelayed(now + delay,
-//                  token) (the public Job API, which always skips the attempt); otherwise the
-//                  backend moveToDelayed(id, now, delay, token, {skipAttempt}) that
-//                  Job.moveToFailed calls for a retry with backoff (no fieldsToUpdate, no
-//                  fetchNext)
+//   moveToDelayed  with skipAttempt, delay >= 0 and neither fields nor fetchNext: Job.fromId +
+//                  job.moveToDelayed(now + delay, token) (the public Job API, which always skips
+//                  the attempt); otherwise the backend moveToDelayed(id, now, delay, token,
+//                  {skipAttempt, fieldsToUpdate, fetchNext}) that Job.moveToFailed calls for a
+//                  retry with backoff, on a default Worker's backend (whose options it packs for
+//                  the fetch-next); result 0, or the fetched [job, id, ttl, next] normalized
 //   pause, resume  Queue.pause() / Queue.resume(), each one pass of the pause script; result
 //                  the script's reply (the legacy paused jobs left), seen in backend.execCommand.
 //                  Queue.resume() repeats the script (without the event) until that reply is 0;
 //                  the op is one pass, so the adapter hands the client 0 after the first one
+//   moveToFinished completed: job.moveToCompleted(JSON.parse(value), token, fetchNext) (skipped
+//                  when JSON.stringify would not give back the op's value text, or with fields);
+//                  failed: the backend moveToFailed(job, value, removeOnFail, token, fetchNext,
+//                  fields) that Job.moveToFailed calls for a final failure (Job.moveToFailed
+//                  itself formats the fields from an Error's message and stack, and decides on a
+//                  retry). The Job is a handle on a Worker built with the op's lockDuration,
+//                  limiter and metrics.maxDataPoints (maxMetricsSize); its opts hold the op's
+//                  attempts and keepJobs (as removeOnComplete / removeOnFail, which the client
+//                  packs as they are). Result: the script's code, or its fetch [job, id, ttl,
+//                  next] normalized
+//   retryJob       the backend retryJob(id, lifo, token, {fieldsToUpdate}) that Job.moveToFailed
+//                  calls for a retry without backoff
+//   extendLock     job.extendLock(token, duration)
+//   extendLocks    Worker.extendJobLocks(ids, tokens, duration) (what its LockManager calls)
+//   releaseLock    skipped: the package ships releaseLock-1 but no client code calls it
+//   moveStalledJobsToWait  Worker.moveStalledJobsToWait() on a Worker built with the op's
+//                  maxStalledCount and stalledInterval; result the script's list of stalled ids
+//   moveJobFromActiveToWait  job.moveToWait(token) (what a rate-limited Worker calls)
+//   getRateLimitTtl  Queue.getRateLimitTtl(maxJobs)
+//   removeDeduplicationKey  job.removeDeduplicationKey() on a job whose deduplication id is the
+//                  op's (true/false as 1/0); Queue.removeDeduplicationKey is a plain DEL instead
+//   removeJob      Queue.remove(id, {removeChildren})
+//   updateProgress job.updateProgress(progress)
+//   updateData     job.updateData(data)
+//   addLog         job.log(row), the job's opts holding the op's keepLogs
+// A worker op's Job is a handle (new Job(queue, '', {}, opts, id)), as a worker holds one for the
+// job it fetched: the scripts read nothing of it but the id and the opts the op names.
 // When Job.fromId finds no hash, the op calls the same backend method the Job method wraps
 // (queue.backend.promote / changeDelay / changePriority / moveToDelayed), so the script still
 // decides the code.
@@ -39,14 +70,16 @@ const { Queue, Worker, Job } = require('bullmq');
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 
 const realDateNow = Date.now;
+/** The adapter protocol version this adapter speaks: 2, with the worker half's ops. */
+const PROTOCOL = 2;
 
 const state = {
   connection: null, // shared ioredis client
   profile: null, // {name, prefix, hash_tag}
   queueName: null, // the protocol's queue name of the cached objects
   queue: null, // bullmq Queue for queueName
-  worker: null, // bullmq Worker for queueName (moveToActive)
-  workerLockDuration: undefined,
+  worker: null, // bullmq Worker for queueName (fetches, finishing, stall checks)
+  workerKey: undefined, // the options it was built with, as JSON
 };
 
 function log(...args) {
@@ -114,7 +147,7 @@ async function closeCurrent() {
   const { queue, worker } = state;
   state.queue = null;
   state.worker = null;
-  state.workerLockDuration = undefined;
+  state.workerKey = undefined;
   state.queueName = null;
   await closeQuietly('worker', worker);
   await closeQuietly('queue', queue);
@@ -153,8 +186,20 @@ async function getQueue(queueName, base) {
   return queue;
 }
 
-async function getWorker(queueName, lockDuration) {
-  if (state.worker && state.queueName === queueName && state.workerLockDuration === lockDuration) {
+/** `obj` without its undefined fields (an option spread as undefined would override a default). */
+function defined(obj) {
+  return Object.fromEntries(Object.entries(obj).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * A Worker for queueName built with `workerOpts` (lockDuration, limiter, name, metrics,
+ * maxStalledCount, stalledInterval; the rest its defaults). It has no processor and never runs
+ * its loop: the ops call its fetch, its stall check and the backend its Jobs use.
+ */
+async function getWorker(queueName, workerOpts = {}) {
+  const wanted = defined(workerOpts);
+  const key = JSON.stringify(wanted);
+  if (state.worker && state.queueName === queueName && state.workerKey === key) {
     return state.worker;
   }
   if (state.worker) {
@@ -162,23 +207,53 @@ async function getWorker(queueName, lockDuration) {
     state.worker = null;
     await closeQuietly('worker', old);
   }
-  const opts = {
+  const opts = Object.assign({
     connection: state.connection,
     prefix: state.profile.prefix,
     autorun: false,
     skipStalledCheck: true,
     skipLockRenewal: true,
-  };
-  if (lockDuration !== undefined) {
-    opts.lockDuration = lockDuration;
-  }
-  // No processor: the worker never runs its loop; we only use its fetch.
+  }, wanted);
   const worker = new Worker(nodeQueueName(queueName), null, opts);
   worker.on('error', err => log('worker error:', err && err.stack ? err.stack : err));
   await worker.waitUntilReady();
   state.worker = worker;
-  state.workerLockDuration = lockDuration;
+  state.workerKey = key;
   return worker;
+}
+
+/**
+ * Runs fn while watching backend.execCommand: the raw replies of the script `script` are
+ * collected (and, with `rewrite`, what the client gets back is rewrite(reply)). Returns
+ * {value, replies}. The client's own code still builds and sends every call.
+ */
+async function watchScript(backend, script, fn, rewrite) {
+  const own = Object.prototype.hasOwnProperty.call(backend, 'execCommand');
+  const original = backend.execCommand;
+  const replies = [];
+  backend.execCommand = async function (client, name, args) {
+    const result = await original.call(this, client, name, args);
+    if (name !== script) return result;
+    replies.push(result);
+    return rewrite ? rewrite(result, replies.length) : result;
+  };
+  try {
+    const value = await fn();
+    return { value, replies };
+  } finally {
+    if (own) backend.execCommand = original;
+    else delete backend.execCommand;
+  }
+}
+
+/** A fetch reply ([job, id, ttl, next]) as {job, ttl, next}; any other reply as it is. */
+function fetchedOrRaw(raw) {
+  if (Array.isArray(raw) && raw.length === 4) {
+    const [jobData, id, ttl, next] = raw;
+    const none = !jobData || id === 0 || id === '0' || id === null;
+    return { job: none ? null : String(id), ttl: toInt(ttl), next: toInt(next) };
+  }
+  return raw;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,7 +291,12 @@ async function codeOf(fn) {
 }
 
 async function opAdd(queue, op) {
-  const opts = Object.assign({}, op.opts || {}, { timestamp: op.timestamp });
+  // The vector spells the stored option name `de`; the client takes it as `deduplication`.
+  const { de, ...rest } = op.opts || {};
+  const opts = Object.assign(rest, { timestamp: op.timestamp });
+  if (de !== undefined) {
+    opts.deduplication = de;
+  }
   if (op.jobId !== undefined && op.jobId !== null) {
     opts.jobId = op.jobId;
   }
@@ -233,7 +313,9 @@ async function opAdd(queue, op) {
 }
 
 async function opMoveToActive(queueName, op) {
-  const worker = await getWorker(queueName, op.lockDuration);
+  const worker = await getWorker(queueName, {
+    lockDuration: op.lockDuration, limiter: op.limiter, name: op.name,
+  });
   const raw = await withClock(op.now, () => worker.backend.moveToActive(String(op.token), worker.opts.name));
   // raw2NextJobData: [jobData|null, id, rateLimitTtl, nextDelayedTimestamp]
   const [jobData, id, ttl, next] = raw || [];
@@ -247,7 +329,7 @@ async function opMoveToActive(queueName, op) {
 function toInt(v) {
   if (v === undefined || v === null) return 0;
   const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isFinite(n)) throw new Error(`non-numeric value in moveToActive reply: ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n)) throw new Error(`non-numeric value in a fetch reply: ${JSON.stringify(v)}`);
   return Math.trunc(n);
 }
 
@@ -290,11 +372,26 @@ async function opChangePriority(queue, op) {
   }));
 }
 
-async function opMoveToDelayed(queue, op) {
+async function opMoveToDelayed(queueName, queue, op) {
   const jobId = String(op.jobId);
   const token = String(op.token === undefined ? 'tok' : op.token);
   const delay = op.delay;
   const skipAttempt = !!op.skipAttempt;
+  const fields = op.fields && Object.keys(op.fields).length ? op.fields : undefined;
+  const fetchNext = !!op.fetchNext;
+  if (fields || fetchNext) {
+    // Job.moveToFailed's call for a retry with backoff; the fetch-next options it packs are the
+    // Worker's (lockDuration, limiter, name), so it runs on a default Worker's backend.
+    const backend = (await getWorker(queueName)).backend;
+    return withClock(op.now, async () => {
+      const { replies } = await watchScript(backend, 'moveToDelayed', () => codeOf(() =>
+        backend.moveToDelayed(jobId, Date.now(), delay, token,
+          { skipAttempt, fieldsToUpdate: fields, fetchNext })));
+      return replies.length === 1 && Array.isArray(replies[0])
+        ? fetchedOrRaw(replies[0])
+        : codeOrReply(replies);
+    });
+  }
   return withClock(op.now, () => codeOf(async () => {
     // Job.moveToDelayed(timestamp, token) passes delay = max(timestamp - Date.now(), 0) and
     // skipAttempt: true, so it can only express skipAttempt with a non-negative delay.
@@ -307,6 +404,14 @@ async function opMoveToDelayed(queue, op) {
   }));
 }
 
+/** The integer reply of the one script call an op made (a negative one is the thrown code). */
+function codeOrReply(replies) {
+  if (replies.length !== 1) {
+    throw new Error(`expected one script call, saw ${replies.length}`);
+  }
+  return replies[0];
+}
+
 /**
  * Queue.pause() / Queue.resume() with the reply of their pause script. Both go through
  * backend.execCommand(client, 'pause', args); it is wrapped for the call to record the first
@@ -314,28 +419,23 @@ async function opMoveToDelayed(queue, op) {
  * 7000 per pass) is above 0; the op is one pass, so the loop is told 0 after the first pass.
  */
 async function opPause(queue, op) {
-  const backend = queue.backend;
-  const own = Object.prototype.hasOwnProperty.call(backend, 'execCommand');
-  const original = backend.execCommand;
   let reply;
-  backend.execCommand = async function (client, name, args) {
-    const result = await original.call(this, client, name, args);
-    if (name !== 'pause') return result;
-    if (reply !== undefined) throw new Error('Queue.' + op.op + '() ran the pause script twice');
-    reply = Number(result);
-    return 0;
-  };
-  try {
-    await withoutClock(op.op, () => (op.op === 'pause' ? queue.pause() : queue.resume()));
-  } finally {
-    if (own) backend.execCommand = original;
-    else delete backend.execCommand;
-  }
+  await watchScript(queue.backend, 'pause', () => withoutClock(op.op, () => (op.op === 'pause' ? queue.pause() : queue.resume())),
+    (result, calls) => {
+      if (calls > 1) throw new Error('Queue.' + op.op + '() ran the pause script twice');
+      reply = Number(result);
+      return 0;
+    });
   if (reply === undefined || !Number.isInteger(reply)) {
     throw new Error(`Queue.${op.op}() did not return an integer from the pause script: ${reply}`);
   }
   return reply;
 }
+
+const WORKER_OPS = require('./worker-ops')({
+  Skip, BULLMQ_VERSION, withClock, withoutClock, getWorker, watchScript, fetchedOrRaw, codeOf,
+  scriptCode, defined,
+});
 
 async function runOp(req) {
   if (!state.connection) throw new Error('op before start');
@@ -353,11 +453,14 @@ async function runOp(req) {
     case 'changePriority':
       return opChangePriority(queue, op);
     case 'moveToDelayed':
-      return opMoveToDelayed(queue, op);
+      return opMoveToDelayed(req.queue, queue, op);
     case 'pause':
     case 'resume':
       return opPause(queue, op);
     default:
+      if (Object.prototype.hasOwnProperty.call(WORKER_OPS, op.op)) {
+        return WORKER_OPS[op.op](req.queue, queue, op);
+      }
       throw new Error(`unknown op ${JSON.stringify(op.op)}`);
   }
 }
@@ -413,7 +516,7 @@ async function handleLine(line) {
   try {
     switch (req.type) {
       case 'start':
-        reply({ seq, implementation: await start(req) });
+        reply({ seq, implementation: await start(req), protocol: PROTOCOL });
         return;
       case 'stop':
         await withTimeout(shutdown().catch(err => log('shutdown error:', err)), 5000);
