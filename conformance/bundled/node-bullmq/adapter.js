@@ -222,6 +222,12 @@ async function getWorker(queueName, workerOpts = {}) {
   return worker;
 }
 
+/** The queue's Worker as it is (for calls that read none of its options), or a default one. */
+async function anyWorker(queueName) {
+  if (state.worker && state.queueName === queueName) return state.worker;
+  return getWorker(queueName);
+}
+
 /**
  * Runs fn while watching backend.execCommand: the raw replies of the script `script` are
  * collected (and, with `rewrite`, what the client gets back is rewrite(reply)). Returns
@@ -433,8 +439,8 @@ async function opPause(queue, op) {
 }
 
 const WORKER_OPS = require('./worker-ops')({
-  Skip, BULLMQ_VERSION, withClock, withoutClock, getWorker, watchScript, fetchedOrRaw, codeOf,
-  scriptCode, defined,
+  Skip, BULLMQ_VERSION, withClock, withoutClock, getWorker, anyWorker, watchScript, fetchedOrRaw,
+  codeOf, scriptCode, defined,
 });
 
 async function runOp(req) {

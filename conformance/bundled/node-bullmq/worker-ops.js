@@ -6,8 +6,8 @@
 const { Job } = require('bullmq');
 
 module.exports = function workerOps(ctx) {
-  const { Skip, BULLMQ_VERSION, withClock, withoutClock, getWorker, watchScript, fetchedOrRaw,
-    codeOf, scriptCode, defined } = ctx;
+  const { Skip, BULLMQ_VERSION, withClock, withoutClock, getWorker, anyWorker, watchScript,
+    fetchedOrRaw, codeOf, scriptCode, defined } = ctx;
 
   /**
    * A Job handle for an id, as a Worker holds one for the job it fetched (no hash read: the
@@ -101,7 +101,7 @@ module.exports = function workerOps(ctx) {
   }
 
   async function extendLocks(queueName, queue, op) {
-    const worker = await getWorker(queueName);
+    const worker = await anyWorker(queueName);
     const ids = (op.jobIds || []).map(String);
     const tokens = (op.tokens || []).map(String);
     const failed = await withoutClock('extendLocks', () =>
