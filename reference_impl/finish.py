@@ -18,28 +18,24 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl.job_updates import remove_job_keys
 from reference_impl.ops import Result
+from reference_impl.queue_core import FETCH_LOCK_DURATION, JOB_NOT_EXIST, JOB_NOT_IN_STATE
 from reference_impl.store import Score
 from reference_impl.worker_ops import MoveToFinished
 
 if TYPE_CHECKING:
-    from reference_impl.model import QueueModel
+    from reference_impl.queue_core import QueueCore
 
-JOB_NOT_EXIST = -1
-JOB_NOT_IN_STATE = -3
 JOB_PENDING_CHILDREN = -4
 JOB_HAS_FAILED_CHILDREN = -9
 #: keepJobs.limit when the client sends none: most jobs one age trim removes.
 DEFAULT_AGE_LIMIT = 1000
 #: Metrics granularity: one data point per minute.
 METRICS_INTERVAL = 60000
-#: A fetch-next lock's PX when the op gives none (the worker default, as in the model's
-#: moveToDelayed fetch).
-FETCH_LOCK_DURATION = 30000
 #: The fields a job with a parent carries (parent bookkeeping is out of scope).
 PARENT_FIELDS = ("parentKey", "parent")
 
 
-def move_to_finished(model: QueueModel, op: MoveToFinished) -> Result:
+def move_to_finished(model: QueueCore, op: MoveToFinished) -> Result:
     """moveToFinished-14: move an active job to `completed` or `failed` at `op.now`.
 
     Returns the script's integer code, or the normalized `{job, ttl, next}` when fetch-next
@@ -92,12 +88,12 @@ def move_to_finished(model: QueueModel, op: MoveToFinished) -> Result:
     return 0
 
 
-def _check_no_parent(model: QueueModel, job_id: str) -> None:
+def _check_no_parent(model: QueueCore, job_id: str) -> None:
     if any(model.store.hget(job_id, name) is not None for name in PARENT_FIELDS):
         raise NotImplementedError("the model does not follow a finished job's parent")
 
 
-def _release_dedup(model: QueueModel, dedup_id: str, job_id: str) -> None:
+def _release_dedup(model: QueueCore, dedup_id: str, job_id: str) -> None:
     """`de:<deid>` goes only when it has no expiry and still names this job (a key whose TTL
     runs is left to expire). The `PTTL == 0` branch cannot be seeded and is not modelled."""
     key = f"de:{dedup_id}"
@@ -107,7 +103,7 @@ def _release_dedup(model: QueueModel, dedup_id: str, job_id: str) -> None:
         raise NotImplementedError("the keepLastIfActive requeue (dn:<deid>) is not modelled")
 
 
-def _retain(model: QueueModel, op: MoveToFinished, value_field: str) -> None:
+def _retain(model: QueueCore, op: MoveToFinished, value_field: str) -> None:
     """Step 7: into the finished set with the value and finishedOn, then the age and count
     trims; or, for count 0, the job's keys deleted at once."""
     keep: Mapping[str, Any] = op.keep_jobs or {}
@@ -138,13 +134,13 @@ def age_cutoff(now: int, age: int | float) -> int | Fraction:
     return cutoff.numerator if cutoff.denominator == 1 else cutoff
 
 
-def _remove_trimmed(model: QueueModel, job_id: str) -> None:
+def _remove_trimmed(model: QueueCore, job_id: str) -> None:
     if model.store.hget(job_id, "parentKey") is not None:
         raise NotImplementedError("the model does not unlink a trimmed child from its parent")
     remove_job_keys(model, job_id)
 
 
-def trim_by_age(model: QueueModel, target: str, cutoff: Score, limit: int) -> None:
+def trim_by_age(model: QueueCore, target: str, cutoff: Score, limit: int) -> None:
     """Remove finished jobs scored `<= cutoff`, newest first, at most `limit` of them (the
     ZREVRANGEBYSCORE cutoff -inf LIMIT 0 limit of the script); their keys go too."""
     expired = [member for member, score in reversed(model.store.zrange(target))
@@ -158,7 +154,7 @@ def trim_by_age(model: QueueModel, target: str, cutoff: Score, limit: int) -> No
         model.store.zrem(target, job_id)
 
 
-def trim_by_count(model: QueueModel, target: str, count: int) -> None:
+def trim_by_count(model: QueueCore, target: str, count: int) -> None:
     """Keep the `count` highest-ranked members (ZRANGE order: score, then member bytes)."""
     ranked = model.store.zrange(target)
     doomed = [member for member, _ in ranked[:max(len(ranked) - count, 0)]]
@@ -168,7 +164,7 @@ def trim_by_count(model: QueueModel, target: str, count: int) -> None:
         model.store.zrem(target, job_id)
 
 
-def collect_metrics(model: QueueModel, target: str, max_points: int, now: int) -> None:
+def collect_metrics(model: QueueCore, target: str, max_points: int, now: int) -> None:
     """The per-minute metrics of `target`: `count` always goes up; a minute boundary since
     `prevTS` pushes the delta of the minutes before (and a zero per further minute)."""
     store = model.store
@@ -193,7 +189,7 @@ def collect_metrics(model: QueueModel, target: str, max_points: int, now: int) -
     store.hset(key, "prevTS", str(now))
 
 
-def _fetch_next(model: QueueModel, op: MoveToFinished) -> Result | None:
+def _fetch_next(model: QueueCore, op: MoveToFinished) -> Result | None:
     """The fetch-next: its array as `{job, ttl, next}`, or None where the script's fetch
     returned nothing (nothing ready and delayed empty), which goes on to the drained check."""
     paused_or_maxed = model.paused_or_maxed()
