@@ -146,7 +146,8 @@ def _cases() -> list[Case]:
              (fail(),), ("finished-writes", "finished-event", "retries-exhausted"),
              given=active_job(), since=w),
         Case("fail-last-attempt",
-             "A failure taking atm from 2 to attempts 3 emits retries-exhausted attemptsMade 3.", (fail(),), ("retries-exhausted",),
+             "A failure taking atm from 2 to attempts 3 emits retries-exhausted attemptsMade 3.",
+             (fail(),), ("retries-exhausted",),
              given=active_job(**{"1": job_hash(job_fields(atm="2", ats="3"))}), since=w),
         Case("fail-attempts-0",
              "With attempts 0 (Node's default) the first failure already emits "
