@@ -1,52 +1,19 @@
 """QueueModel moveToFinished-14 (PROTOCOL-WORKER.md §0.1-§0.5, §1, §6.2): the finished writes,
-the error codes and their order, retention, metrics, fetch-next and the dedup release.
+the error codes and their order, fetch-next and the dedup release (retention and metrics are
+in test_model_finish_retention.py).
 
 Expected states are literals computed by hand from the protocol; nothing is derived by calling
-the model's helpers. T = 1700000000000, which lies 20 s into its minute (T // 60000 =
-28333333, remainder 20000).
+the model's helpers. T = 1700000000000.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Any
-
 import pytest
-from model_helpers import T, events, got, none_ready
+from model_helpers import DONE, T, active, events, finish, got, none_ready
 
 from reference_impl.model import QueueModel
 from reference_impl.ops import Add, MoveToActive
 from reference_impl.worker_ops import MoveToFinished, Pttl
-
-DONE = ["event", "completed", "jobId", "1", "returnvalue", '"ok"', "prev", "active"]
-
-
-def active(job_id: str = "1") -> QueueModel:
-    """Job `job_id` active with lock tok (PX 30000) and in stalled, as a fetch leaves it."""
-    model = QueueModel()
-    s = model.store
-    s.lpush("active", job_id)
-    for name, value in {"name": "a", "timestamp": str(T), "delay": "0", "priority": "0",
-                        "processedOn": str(T), "ats": "1"}.items():
-        s.hset(job_id, name, value)
-    s.set(f"{job_id}:lock", "tok", pttl=30000)
-    s.sadd("stalled", job_id)
-    return model
-
-
-def finish(now: int = T, **kwargs: Any) -> MoveToFinished:
-    kwargs.setdefault("value", '"ok"')
-    kwargs.setdefault("keep_jobs", {"count": -1})
-    return MoveToFinished("1", now, **kwargs)
-
-
-def seed_old(model: QueueModel, target: str = "completed") -> None:
-    """Jobs a..e finished at T-50000 .. T-10000, each with a hash, :logs and a stale lock."""
-    for i, name in enumerate("abcde"):
-        model.store.zadd(target, T - 50000 + 10000 * i, name)
-        model.store.hset(name, "name", "old")
-        model.store.rpush(f"{name}:logs", "row")
-        model.store.set(f"{name}:lock", "stale")
 
 
 class TestFinishedWrites:
@@ -160,150 +127,6 @@ class TestCodes:
         assert model.store.get("1:lock") == "tok"
         assert model.store.pttl("1:lock") == 30000
         assert model.store.smembers("stalled") == ["1"]
-
-
-class TestRetention:
-    @pytest.mark.parametrize(("keep", "left"), [
-        ({"count": 2}, [("e", 1699999990000), ("1", 1700000000000)]),
-        ({"count": 1}, [("1", 1700000000000)]),
-        ({"age": 30}, [("d", 1699999980000), ("e", 1699999990000), ("1", 1700000000000)]),
-        ({"age": 30, "limit": 1}, [("a", 1699999950000), ("b", 1699999960000),
-                                   ("d", 1699999980000), ("e", 1699999990000),
-                                   ("1", 1700000000000)]),
-        ({"age": 30, "count": 2}, [("e", 1699999990000), ("1", 1700000000000)]),
-        ({"age": 0.02}, [("1", 1700000000000)]),
-        ({"count": -1}, [("a", 1699999950000), ("b", 1699999960000), ("c", 1699999970000),
-                         ("d", 1699999980000), ("e", 1699999990000), ("1", 1700000000000)]),
-        ({}, [("a", 1699999950000), ("b", 1699999960000), ("c", 1699999970000),
-              ("d", 1699999980000), ("e", 1699999990000), ("1", 1700000000000)]),
-    ])
-    def test_rows(self, keep: dict[str, Any], left: list[tuple[str, int]]) -> None:
-        model = active()
-        seed_old(model)
-        assert model.apply(finish(keep_jobs=keep)) == 0
-        s = model.store
-        assert s.zrange("completed") == left
-        kept = {member for member, _ in left}
-        for name in "abcde":
-            assert s.exists(name) == (name in kept), name
-            assert s.exists(f"{name}:logs") == (name in kept), name
-            assert s.get(f"{name}:lock") == "stale"  # never deleted
-
-    def test_ties_go_smallest_member_first(self) -> None:
-        model = active()
-        for member in ("x", "m", "b9"):
-            model.store.zadd("completed", T - 5000, member)
-        model.apply(finish(keep_jobs={"count": 2}))
-        assert model.store.zrange("completed") == [("x", 1699999995000), ("1", T)]
-
-    def test_age_0_removes_the_job_itself(self) -> None:
-        model = active()
-        seed_old(model)
-        model.store.rpush("1:logs", "r")
-        assert model.apply(finish(keep_jobs={"age": 0})) == 0
-        s = model.store
-        assert not s.exists("completed") and not s.exists("1") and not s.exists("1:logs")
-        assert events(model) == [DONE, ["event", "drained"]]
-
-    def test_count_0_deletes_the_job_keys(self) -> None:
-        model = active()
-        seed_old(model)
-        model.store.rpush("1:logs", "r")
-        model.store.hset("1:processed", "bull:q:5", '"x"')
-        model.store.hset("1:failed", "bull:q:6", "boom")
-        assert model.apply(finish(keep_jobs={"count": 0})) == 0
-        s = model.store
-        assert [k for k in s.keys if k.startswith("1")] == []
-        assert s.zcard("completed") == 5  # not added; nothing trimmed
-        assert events(model)[0] == DONE
-
-    def test_default_limit_1000_newest_first(self) -> None:
-        model = active()
-        for i in range(1002):
-            model.store.zadd("completed", T - 100000 - i, f"x{i}")
-        model.apply(finish(keep_jobs={"age": 30}))
-        assert model.store.zrange("completed") == [
-            ("x1001", 1699999898999), ("x1000", 1699999899000), ("1", T)]
-
-    def test_fractional_cutoff_is_exact(self) -> None:
-        model = active()
-        model.store.zadd("completed", T - 20, "at")       # == T - 20: removed (inclusive)
-        model.store.zadd("completed", T - 19, "after")    # kept
-        model.apply(finish(keep_jobs={"age": 0.02}))
-        assert model.store.zrange("completed") == [("after", 1699999999981), ("1", T)]
-
-    def test_half_millisecond_cutoff(self) -> None:
-        model = active()
-        model.store.zadd("completed", T - 1, "one")
-        model.store.zadd("completed", T - 2, "two")
-        model.store.zadd("completed", Fraction(2 * T - 3, 2), "x")  # T - 1.5
-        model.apply(finish(keep_jobs={"age": 0.0015}))  # cutoff T - 1.5
-        assert model.store.zrange("completed") == [("one", T - 1), ("1", T)]
-
-    def test_failure_trims_failed_only(self) -> None:
-        model = active()
-        seed_old(model, "failed")
-        model.store.zadd("completed", T - 60000, "c")
-        model.apply(finish(target="failed", value="x", attempts=1, keep_jobs={"count": 1}))
-        assert model.store.zrange("failed") == [("1", T)]
-        assert model.store.zrange("completed") == [("c", 1699999940000)]
-
-    def test_logs_of_kept_job_untouched(self) -> None:
-        model = active()
-        for row in ("r1", "r2", "r3"):
-            model.store.rpush("1:logs", row)
-        model.apply(finish(keep_jobs={"count": 5}))
-        assert model.store.lrange("1:logs") == ["r1", "r2", "r3"]
-
-
-class TestMetrics:
-    def seeded(self, prev_ts: int, count: str, prev_count: str,
-               data: list[str] | None = None) -> QueueModel:
-        model = active()
-        model.store.hset("metrics:completed", "count", count)
-        model.store.hset("metrics:completed", "prevTS", str(prev_ts))
-        model.store.hset("metrics:completed", "prevCount", prev_count)
-        for point in data or []:
-            model.store.rpush("metrics:completed:data", point)
-        return model
-
-    def test_first(self) -> None:
-        model = active()
-        model.apply(finish(max_metrics_size=100))
-        assert model.store.hgetall("metrics:completed") == {
-            "count": "1", "prevTS": "1700000000000", "prevCount": "0"}
-        assert not model.store.exists("metrics:completed:data")
-
-    def test_same_minute(self) -> None:
-        model = self.seeded(T - 20000, "4", "2", ["2"])  # T - 20000 starts T's minute
-        model.apply(finish(max_metrics_size=100))
-        assert model.store.hgetall("metrics:completed") == {
-            "count": "5", "prevTS": "1699999980000", "prevCount": "2"}
-        assert model.store.lrange("metrics:completed:data") == ["2"]
-
-    def test_next_minute_by_one_ms(self) -> None:
-        model = self.seeded(T - 20001, "7", "4", ["2"])  # the minute before, by 1 ms
-        model.apply(finish(max_metrics_size=100))
-        assert model.store.hgetall("metrics:completed") == {
-            "count": "8", "prevTS": "1700000000000", "prevCount": "7"}
-        assert model.store.lrange("metrics:completed:data") == ["3", "2"]  # 7 - 4
-
-    def test_gap_and_cap(self) -> None:
-        gap = self.seeded(T - 180000, "7", "4", ["2"])
-        gap.apply(finish(max_metrics_size=100))
-        assert gap.store.lrange("metrics:completed:data") == ["0", "0", "3", "2"]
-        capped = self.seeded(T - 600000, "7", "4", ["5", "6", "7"])
-        capped.apply(finish(max_metrics_size=3))
-        assert capped.store.lrange("metrics:completed:data") == ["0", "0", "3"]
-
-    def test_failed_target_and_off(self) -> None:
-        model = active()
-        model.apply(finish(target="failed", value="x", attempts=1, max_metrics_size=10))
-        assert model.store.hgetall("metrics:failed") == {
-            "count": "1", "prevTS": "1700000000000", "prevCount": "0"}
-        off = active()
-        off.apply(finish())
-        assert [k for k in off.store.keys if k.startswith("metrics")] == []
 
 
 class TestFetchNext:
