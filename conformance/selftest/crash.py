@@ -92,8 +92,8 @@ def plan_dooms(jobs: int, kill: int, freeze: int, seed: int) -> dict[int, Doom]:
     killed: list[Fate] = ["killed"]
     frozen: list[Fate] = ["frozen"]
     fates = killed * kill + frozen * freeze
-    return {n: Doom(fate, rng.randrange(steps_of(seed, n))) for n, fate in zip(chosen, fates,
-                                                                                 strict=True)}
+    pairs = zip(chosen, fates, strict=True)
+    return {n: Doom(fate, rng.randrange(steps_of(seed, n))) for n, fate in pairs}
 
 
 class _Log:
@@ -133,6 +133,11 @@ class _Log:
             self.finishes.append(finish)
             if finish.reply == 0:
                 self.completed.add(finish.job)
+
+    def checked(self, stall: StallPass) -> None:
+        """Record a stall pass."""
+        with self.cond:
+            self.passes.append(stall)
 
     def doomed(self, token: str, fate: Fate) -> None:
         """Record how the worker holding `token` died."""
@@ -266,9 +271,7 @@ def _stall_checker(run: _Run, interval_ms: int, done: threading.Event) -> None:
                 now, max_stalled_count=MAX_STALLED, stalled_interval=interval_ms))
             if not isinstance(ids, list):
                 raise TypeError(f"moveStalledJobsToWait returned {ids!r}")
-            with run.log.cond:
-                run.log.passes.append(StallPass(sent, time.monotonic(),
-                                                tuple(str(i) for i in ids)))
+            run.log.checked(StallPass(sent, time.monotonic(), tuple(str(i) for i in ids)))
             done.wait(interval_ms / 1000)
     except Exception as exc:
         _failed(run.state, "stall checker", exc)
