@@ -31,9 +31,6 @@ from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, MoveToActive, Op, Result
 from reference_impl.worker_ops import MoveStalledJobsToWait, MoveToFinished
 
-LUA_DIR = lua_dir()
-WORKER_SCRIPTS = ("moveToFinished-14.lua", "extendLock-2.lua", "moveStalledJobsToWait-9.lua")
-
 
 def leftover(info: servers.ServerInfo) -> list[str]:
     client = servers.client_for(info)
@@ -74,13 +71,14 @@ def test_official_scripts_recover_every_job(redis_server: servers.ServerInfo,
     assert leftover(redis_server) == []
 
 
-@pytest.mark.skipif(not all((LUA_DIR / name).is_file() for name in WORKER_SCRIPTS),
-                    reason="lua/ lacks a worker script the scenario calls")
 def test_reference_recovers_every_job(redis_server: servers.ServerInfo) -> None:
     verdict = run_crash("reference", redis_server.url, BULLMQ, workers=8, jobs=150, kill=3,
                         freeze=2, seed=2)
     assert_clean(verdict, 150)
     assert (verdict.killed, verdict.frozen) == (3, 2)
+    assert verdict.recovered_from["killed"] == 3, verdict.report()
+    assert verdict.recovered_from["frozen"] == 2, verdict.report()
+    assert leftover(redis_server) == []
 
 
 class IgnoresTheToken:
@@ -105,10 +103,12 @@ class IgnoresTheToken:
         self.inner.close()
 
 
+@pytest.mark.parametrize("scripts", ["official", "reference"])
 def test_a_finish_that_ignores_the_lock_is_caught(redis_server: servers.ServerInfo,
-                                                  official_scripts: Path) -> None:
-    assert isinstance(IgnoresTheToken(official_scripts), Candidate)
-    verdict = run_crash(lambda: IgnoresTheToken(official_scripts), redis_server.url, BULLMQ,
+                                                  official_scripts: Path, scripts: str) -> None:
+    directory = official_scripts if scripts == "official" else lua_dir()
+    assert isinstance(IgnoresTheToken(directory), Candidate)
+    verdict = run_crash(lambda: IgnoresTheToken(directory), redis_server.url, BULLMQ,
                         workers=6, jobs=60, kill=1, freeze=3, seed=3)
     assert not verdict.passed
     # The frozen workers complete jobs other workers hold, who then get -3.

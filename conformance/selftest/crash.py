@@ -133,6 +133,7 @@ class _Log:
             self.finishes.append(finish)
             if finish.reply == 0:
                 self.completed.add(finish.job)
+                self.cond.notify_all()
 
     def checked(self, stall: StallPass) -> None:
         """Record a stall pass."""
@@ -145,10 +146,11 @@ class _Log:
             self.fates[token] = fate
 
     def taken_over(self, job: str, token: str, until: float, stop: threading.Event) -> None:
-        """Wait until another token fetched `job`, or the run is over."""
+        """Wait until another token fetched `job`, or someone completed it (a broken
+        candidate lets a stale token do that), or the run is over."""
         with self.cond:
-            while self.holder.get(job) == token and not stop.is_set() \
-                    and time.monotonic() < until:
+            while self.holder.get(job) == token and job not in self.completed \
+                    and not stop.is_set() and time.monotonic() < until:
                 self.cond.wait(0.05)
 
     def events(self) -> Events:
