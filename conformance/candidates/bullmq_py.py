@@ -308,11 +308,11 @@ class PythonClientCandidate:
         return str(job_id)
 
     def _move_to_active(self, queue: Any, op: MoveToActive) -> Result:
+        method = self._member(self._scripts(queue), "moveToActive", "Scripts.moveToActive")
         if op.name is not None:
             raise CandidateSkipped(f"{self._package} never sends a worker name with a fetch "
                                    "(its moveToActive packs token, lockDuration and limiter: "
                                    "no pb)")
-        method = self._member(self._scripts(queue), "moveToActive", "Scripts.moveToActive")
         opts: dict[str, Any] = {"lockDuration": op.lock_duration}
         if op.limiter is not None:
             opts["limiter"] = dict(op.limiter)

@@ -36,7 +36,13 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from conformance.candidates.bullmq_package import PackageError, as_is, code_or_raise, takes
+from conformance.candidates.bullmq_package import (
+    PINNED_VERSION,
+    PackageError,
+    as_is,
+    code_or_raise,
+    takes,
+)
 from conformance.errors import CandidateError, CandidateSkipped
 from reference_impl import versions
 from reference_impl.ops import MoveToDelayed, Result, fetched
@@ -168,9 +174,6 @@ class WorkerOps:
     def _finish(self, queue: Any, op: MoveToFinished) -> Result:
         host = self._host
         failed = op.target == "failed"
-        if op.fields and not failed:
-            raise CandidateSkipped(f"{host._package}'s Job.moveToCompleted sends no job fields; "
-                                   f"the op has {', '.join(op.fields)}")
         worker_opts: dict[str, Any] = {}
         if op.lock_duration is not None:
             worker_opts["lockDuration"] = op.lock_duration
@@ -196,10 +199,14 @@ class WorkerOps:
                                dict(op.fields or {}), context=context)
             reply = moved.get("result") if isinstance(moved, dict) else moved
         else:
-            value = self._return_value(op.value)
             what = "Job.moveToCompleted"
-            reply = self._call(queue, what, op.now, host._member(job, "moveToCompleted", what),
-                               value, op.token, fetch, context=context)
+            method = host._member(job, "moveToCompleted", what)
+            if op.fields:
+                raise CandidateSkipped(f"{host._package}'s {what} sends no job fields; the op "
+                                       f"has {', '.join(op.fields)}")
+            value = self._return_value(op.value)
+            reply = self._call(queue, what, op.now, method, value, op.token, fetch,
+                               context=context)
         return reply if isinstance(reply, int) else next_job(reply)
 
     def _return_value(self, text: str) -> Any:
@@ -237,8 +244,8 @@ class WorkerOps:
         return [str(item) for item in reply] if isinstance(reply, list) else as_is(reply)
 
     def _release(self, queue: Any, op: ReleaseLock) -> Result:
-        raise CandidateSkipped(f"{self._host._package} ships releaseLock-1.lua but no client "
-                               "code calls it")
+        raise CandidateSkipped(f"{self._host._package} has no client call of releaseLock-1 "
+                               f"(bullmq {PINNED_VERSION} ships the script, unused)")
 
     def _stalled(self, queue: Any, op: MoveStalledJobsToWait) -> Result:
         what = "backend.moveStalledJobsToWait"
@@ -297,5 +304,7 @@ class WorkerOps:
         return 0 if reply is None else as_is(reply)
 
     def _log(self, queue: Any, op: AddLog) -> Result:
+        job = self._host._job_handle(queue, op.job_id)
+        self._host._member(job, "log", "Job.log")
         raise CandidateSkipped(f"{self._host._package}'s Job.log writes the row with MULTI "
                                "RPUSH/LTRIM, not addLog-2 (no check that the job exists)")
