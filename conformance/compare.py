@@ -25,6 +25,7 @@ from conformance.align import Step, sequence_differences
 from reference_impl.form import score_from_form
 from reference_impl.model import ERROR_CODES
 from reference_impl.scores import BAND, TIER
+from reference_impl.worker_ops import result_matches
 
 #: Differences shown per key (and for the op returns); one more line counts the rest.
 MAX_DIFFERENCES = 10
@@ -351,7 +352,8 @@ def compare_returns(expected: Sequence[Any], actual: Sequence[Any],
     """Differences between expected and actual op results, op by op."""
     absent = object()
     diffs = [(i, want, got) for i, (want, got) in enumerate(
-        zip_longest(expected, actual, fillvalue=absent)) if want is absent or want != got]
+        zip_longest(expected, actual, fillvalue=absent))
+        if want is absent or got is absent or not result_matches(want, got)]
 
     def render(diff: tuple[int, Any, Any]) -> list[str]:
         index, want, got = diff

@@ -8,9 +8,9 @@ from reference_impl.ops import Result
 from reference_impl.worker_ops import MoveToFinished
 
 if TYPE_CHECKING:
-    from reference_impl.model import QueueModel
+    from reference_impl.queue_core import QueueCore
 
 
-def move_to_finished(model: QueueModel, op: MoveToFinished) -> Result:
+def move_to_finished(model: QueueCore, op: MoveToFinished) -> Result:
     """moveToFinished-14."""
     raise NotImplementedError("moveToFinished")

@@ -10,7 +10,7 @@ from reference_impl.store import JsonText
 from reference_impl.worker_ops import AddLog, RemoveJob, UpdateData, UpdateProgress
 
 if TYPE_CHECKING:
-    from reference_impl.model import QueueModel
+    from reference_impl.queue_core import QueueCore
 
 JOB_NOT_EXIST = -1
 JOB_BELONGS_TO_SCHEDULER = -8
@@ -26,7 +26,7 @@ def client_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def remove_job_keys(model: QueueModel, job_id: str) -> bool:
+def remove_job_keys(model: QueueCore, job_id: str) -> bool:
     """DEL the job hash and the keys hanging off it (never `:lock`); True if any existed."""
     found = False
     for suffix in JOB_KEY_SUFFIXES:
@@ -35,7 +35,7 @@ def remove_job_keys(model: QueueModel, job_id: str) -> bool:
     return found
 
 
-def _scheduler_iteration(model: QueueModel, job_id: str) -> bool:
+def _scheduler_iteration(model: QueueCore, job_id: str) -> bool:
     scheduler = model.store.hget(job_id, "rjk")
     if not isinstance(scheduler, str):
         return False
@@ -43,7 +43,7 @@ def _scheduler_iteration(model: QueueModel, job_id: str) -> bool:
     return current is not None and job_id == f"repeat:{scheduler}:{current}"
 
 
-def remove_job(model: QueueModel, op: RemoveJob) -> int:
+def remove_job(model: QueueCore, op: RemoveJob) -> int:
     """removeJob-2 for a job without children or parent: -8 for a scheduler's current
     iteration, 0 while locked, else 1 (a missing job too, with no event)."""
     if _scheduler_iteration(model, op.job_id):
@@ -71,7 +71,7 @@ def remove_job(model: QueueModel, op: RemoveJob) -> int:
     return 1
 
 
-def update_progress(model: QueueModel, op: UpdateProgress) -> int:
+def update_progress(model: QueueCore, op: UpdateProgress) -> int:
     """updateProgress-3: the JSON progress in the hash and a trimmed `progress` event."""
     if not model.store.exists(op.job_id):
         return JOB_NOT_EXIST
@@ -82,7 +82,7 @@ def update_progress(model: QueueModel, op: UpdateProgress) -> int:
     return 0
 
 
-def update_data(model: QueueModel, op: UpdateData) -> int:
+def update_data(model: QueueCore, op: UpdateData) -> int:
     """updateData-1: the JSON data in the hash, no event."""
     if not model.store.exists(op.job_id):
         return JOB_NOT_EXIST
@@ -90,7 +90,7 @@ def update_data(model: QueueModel, op: UpdateData) -> int:
     return 0
 
 
-def add_log(model: QueueModel, op: AddLog) -> int:
+def add_log(model: QueueCore, op: AddLog) -> int:
     """addLog-2: RPUSH the row; with keepLogs k, keep the last k. The list's length after."""
     if not model.store.exists(op.job_id):
         return JOB_NOT_EXIST

@@ -19,7 +19,7 @@ from reference_impl.worker_ops import (
 )
 
 if TYPE_CHECKING:
-    from reference_impl.model import QueueModel
+    from reference_impl.queue_core import QueueCore
 
 JOB_NOT_EXIST = -1
 
@@ -29,7 +29,7 @@ def _pttl_result(pttl: int) -> int | Pttl:
     return Pttl(pttl) if pttl > 0 else pttl
 
 
-def move_job_from_active_to_wait(model: QueueModel, op: MoveJobFromActiveToWait
+def move_job_from_active_to_wait(model: QueueCore, op: MoveJobFromActiveToWait
                                  ) -> int | Pttl:
     """moveJobFromActiveToWait-9: the job back to the front of wait (a prioritized one to the
     front of its tier, without a counter or marker); the limiter's PTTL, or 0. There is no -3:
@@ -53,7 +53,7 @@ def move_job_from_active_to_wait(model: QueueModel, op: MoveJobFromActiveToWait
     return Pttl(pttl) if pttl > 0 else 0
 
 
-def get_rate_limit_ttl(model: QueueModel, op: GetRateLimitTtl) -> int | Pttl:
+def get_rate_limit_ttl(model: QueueCore, op: GetRateLimitTtl) -> int | Pttl:
     """getRateLimitTtl-2: the window left once the counter reached the max (meta's when the
     caller passes 0); with no max anywhere, the raw PTTL (-1 without expiry, -2 without key)."""
     max_jobs = op.max_jobs
@@ -65,7 +65,7 @@ def get_rate_limit_ttl(model: QueueModel, op: GetRateLimitTtl) -> int | Pttl:
     return _pttl_result(model.rate_limit_ttl(max_jobs))
 
 
-def remove_deduplication_key(model: QueueModel, op: RemoveDeduplicationKey) -> int:
+def remove_deduplication_key(model: QueueCore, op: RemoveDeduplicationKey) -> int:
     """removeDeduplicationKey-1: DEL `de:<id>` when it names this job; 1, else 0."""
     key = f"de:{op.deduplication_id}"
     if model.store.get(key) != op.job_id:
@@ -74,7 +74,7 @@ def remove_deduplication_key(model: QueueModel, op: RemoveDeduplicationKey) -> i
     return 1
 
 
-def deduplicate(model: QueueModel, options: Mapping[str, Any], job_id: str) -> str | None:
+def deduplicate(model: QueueCore, options: Mapping[str, Any], job_id: str) -> str | None:
     """The add's deduplication (`opts.de = {id, ttl?, extend?, replace?}`), after the
     duplicate-id check: the owner's id when the add is deduplicated (nothing is stored), or
     None when `job_id` now owns `de:<id>` and the add goes on."""

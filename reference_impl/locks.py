@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from reference_impl.worker_ops import ExtendLock, ExtendLocks, ReleaseLock
 
 if TYPE_CHECKING:
-    from reference_impl.model import QueueModel
+    from reference_impl.queue_core import QueueCore
 
 
-def _renew(model: QueueModel, job_id: str, token: str, duration: int) -> bool:
+def _renew(model: QueueCore, job_id: str, token: str, duration: int) -> bool:
     lock = f"{job_id}:lock"
     if model.store.get(lock) != token:
         return False
@@ -24,12 +24,12 @@ def _renew(model: QueueModel, job_id: str, token: str, duration: int) -> bool:
     return True
 
 
-def extend_lock(model: QueueModel, op: ExtendLock) -> int:
+def extend_lock(model: QueueCore, op: ExtendLock) -> int:
     """extendLock-2: 1 when renewed, 0 on another token or no lock."""
     return 1 if _renew(model, op.job_id, op.token, op.duration) else 0
 
 
-def extend_locks(model: QueueModel, op: ExtendLocks) -> list[str]:
+def extend_locks(model: QueueCore, op: ExtendLocks) -> list[str]:
     """extendLocks-1: the ids not renewed, in input order (a missing token never matches)."""
     failed = []
     for index, job_id in enumerate(op.job_ids):
@@ -39,7 +39,7 @@ def extend_locks(model: QueueModel, op: ExtendLocks) -> list[str]:
     return failed
 
 
-def release_lock(model: QueueModel, op: ReleaseLock) -> int:
+def release_lock(model: QueueCore, op: ReleaseLock) -> int:
     """releaseLock-1: delete the lock when the token holds it; 1 or 0. `stalled` is left."""
     lock = f"{op.job_id}:lock"
     if model.store.get(lock) != op.token:

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reference_impl.ops import Result
+from reference_impl.queue_core import JOB_NOT_EXIST, JOB_NOT_IN_STATE, LEGACY_MARKER, QueueCore
 from reference_impl.worker_ops import MoveStalledJobsToWait, RetryJob
 
-if TYPE_CHECKING:
-    from reference_impl.model import QueueModel
-
-JOB_NOT_EXIST = -1
-JOB_NOT_IN_STATE = -3
-#: Prefix of the fake marker ids BullMQ < 5 pushed; the stall check only drops them from active.
-LEGACY_MARKER = "0:"
 #: The `defa` text the stall check leaves for the next fetch to fail the job with.
 STALLED_TOO_OFTEN = "job stalled more than allowable limit"
 
@@ -45,7 +39,7 @@ def backoff_delay(backoff: int | float | Mapping[str, Any], attempt: int) -> int
     raise ValueError(f"backoff type {kind!r} is a custom strategy, not part of the protocol")
 
 
-def retry_job(model: QueueModel, op: RetryJob) -> Result:
+def retry_job(model: QueueCore, op: RetryJob) -> Result:
     """retryJob-11: sweep the due delayed jobs, release the lock, and put the job back in wait
     (LPUSH, or RPUSH with lifo) or prioritized with a fresh counter; count the attempt."""
     store = model.store
@@ -76,7 +70,7 @@ def retry_job(model: QueueModel, op: RetryJob) -> Result:
     return 0
 
 
-def _live_scheduler_job(model: QueueModel, job_id: str) -> bool:
+def _live_scheduler_job(model: QueueCore, job_id: str) -> bool:
     """Whether the job belongs to a job scheduler that still exists (its `repeat:<rjk>` hash, or
     the legacy repeatable entry in the `repeat` zset)."""
     scheduler = model.store.hget(job_id, "rjk")
@@ -86,7 +80,7 @@ def _live_scheduler_job(model: QueueModel, job_id: str) -> bool:
             or model.store.zscore("repeat", scheduler) is not None)
 
 
-def _recover(model: QueueModel, job_id: str, max_stalled_count: int) -> bool:
+def _recover(model: QueueCore, job_id: str, max_stalled_count: int) -> bool:
     """One suspect of the stall check: back to the front of wait if it is lockless and still
     active. True when it was recovered."""
     store = model.store
@@ -106,7 +100,7 @@ def _recover(model: QueueModel, job_id: str, max_stalled_count: int) -> bool:
     return True
 
 
-def move_stalled_jobs_to_wait(model: QueueModel, op: MoveStalledJobsToWait) -> Result:
+def move_stalled_jobs_to_wait(model: QueueCore, op: MoveStalledJobsToWait) -> Result:
     """moveStalledJobsToWait-9: at most once per stalledInterval, move every suspect from the
     last pass that is still active and lockless back to wait, then make every active job a
     suspect for the next pass. Returns the ids moved."""

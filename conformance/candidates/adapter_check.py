@@ -1,7 +1,8 @@
 """`bullmq-conformance adapter check CMD`: a protocol smoke test for adapter authors.
 
-It starts the adapter against a throwaway Redis, sends `start`, one request of every op kind and
-`stop`, and validates every reply against the bundled `schemas/adapter-protocol.schema.json`.
+It starts the adapter against a throwaway Redis, sends `start`, one request of every op kind the
+adapter's protocol version has (version 2: the worker half's too) and `stop`, and validates
+every reply against the bundled `schemas/adapter-protocol.schema.json`.
 It checks the protocol only (shapes, seq numbers, result types), not the Redis state: that is
 what `run` is for.
 """
@@ -18,7 +19,12 @@ from typing import Any
 
 from conformance import servers, snapshot
 from conformance.candidates.base import QueueRef
-from conformance.candidates.command import PROTOCOL_VERSION, Adapter, start_request
+from conformance.candidates.command import (
+    DEFAULT_ADAPTER_PROTOCOL,
+    PROTOCOL_VERSION,
+    Adapter,
+    start_request,
+)
 from conformance.errors import CandidateError, Exit, UsageError
 from conformance.session import profile_for
 from reference_impl.keys import KeyProfile
@@ -33,6 +39,21 @@ from reference_impl.ops import (
     Promote,
     Resume,
     op_to_dict,
+)
+from reference_impl.worker_ops import (
+    AddLog,
+    ExtendLock,
+    ExtendLocks,
+    GetRateLimitTtl,
+    MoveJobFromActiveToWait,
+    MoveStalledJobsToWait,
+    MoveToFinished,
+    ReleaseLock,
+    RemoveDeduplicationKey,
+    RemoveJob,
+    RetryJob,
+    UpdateData,
+    UpdateProgress,
 )
 
 T = 1_700_000_000_000
@@ -50,6 +71,28 @@ SMOKE: tuple[tuple[Op, type], ...] = (
     (Pause(), int),
     (Resume(), int),
 )
+#: Sent after SMOKE to an adapter that speaks adapter protocol 2: the worker half's ops.
+SMOKE_WORKER: tuple[tuple[Op, type], ...] = (
+    (MoveToActive(T + 20), dict),
+    (UpdateProgress("3", 50), int),
+    (AddLog("3", "row", 10), int),
+    (ExtendLock("3", "tok", 30000), int),
+    (ExtendLocks(("3",), ("tok",), 30000), list),
+    (GetRateLimitTtl(0), int),
+    (MoveJobFromActiveToWait("3"), int),
+    (MoveToActive(T + 30), dict),
+    (RetryJob("3", T + 40), int),
+    (MoveToActive(T + 50), dict),
+    (MoveToFinished("3", T + 60, value='"done"', keep_jobs={"count": -1}), int),
+    (MoveStalledJobsToWait(T + 70), list),
+    (ReleaseLock("3", "tok"), int),
+    (UpdateData("3", {"n": 4}), int),
+    (RemoveDeduplicationKey("none", "3"), int),
+    (RemoveJob("3"), int),
+)
+
+
+_JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer"}
 
 
 def _describe(reply: dict[str, Any]) -> str:
@@ -77,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
     queue = QueueRef(profile, f"bmqc-check-{secrets.token_hex(4)}")
     with servers.provision(redis_spec) as info:
         print(f"adapter check: {command!r} against {info.kind} {info.engine} {info.version}, "
-              f"profile {profile.name}, protocol {PROTOCOL_VERSION}")
+              f"profile {profile.name}, suite protocol {PROTOCOL_VERSION}")
         try:
             adapter = Adapter(argv)
         except CandidateError as exc:
@@ -85,38 +128,45 @@ def main(args: argparse.Namespace) -> int:
             print("adapter check: the adapter did not start")
             return Exit.CANDIDATE
         try:
-            if not _started(adapter, info.url, profile, timeout):
+            speaks = _started(adapter, info.url, profile, timeout)
+            if speaks is None:
                 print("adapter check: the adapter did not start")
                 return Exit.CANDIDATE
-            problems = _smoke(adapter, queue, timeout)
+            problems = _smoke(adapter, queue, timeout, SMOKE + (SMOKE_WORKER if speaks >= 2
+                                                                 else ()))
         finally:
             adapter.kill()
             with contextlib.suppress(Exception):
                 snapshot.delete_queue(servers.client_for(info), queue)
-    print("adapter check: all replies follow protocol 1" if not problems
+    print(f"adapter check: all replies follow protocol {speaks}" if not problems
           else f"adapter check: {problems} problem(s)")
     return Exit.OK if not problems else Exit.FAILED
 
 
-def _started(adapter: Adapter, redis_url: str, profile: KeyProfile, timeout: float) -> bool:
-    """Send `start`; print its outcome."""
+def _started(adapter: Adapter, redis_url: str, profile: KeyProfile, timeout: float
+             ) -> int | None:
+    """Send `start`; print its outcome. The adapter protocol version it speaks, or None."""
     try:
         reply = adapter.request(start_request(redis_url, profile), timeout)
     except CandidateError as exc:
         print(f"FAIL start: {exc}")
-        return False
+        return None
     if "implementation" not in reply:
         print(f"FAIL start: expected an implementation reply, got {json.dumps(reply)}")
-        return False
-    print(f"ok   start: {json.dumps(reply['implementation'])}")
-    return True
+        return None
+    speaks: int = reply.get("protocol", DEFAULT_ADAPTER_PROTOCOL)
+    note = "" if speaks >= PROTOCOL_VERSION else \
+        " (speaks adapter protocol 1: the worker half's ops are skipped)"
+    print(f"ok   start: {json.dumps(reply['implementation'])}, protocol {speaks}{note}")
+    return speaks
 
 
-def _smoke(adapter: Adapter, queue: QueueRef, timeout: float) -> int:
+def _smoke(adapter: Adapter, queue: QueueRef, timeout: float,
+           sequence: tuple[tuple[Op, type], ...]) -> int:
     """Send the smoke ops and `stop`; print one line each. Returns the number of problems."""
     problems = 0
     try:
-        for op, result_type in SMOKE:
+        for op, result_type in sequence:
             step = op_to_dict(op)
             reply = adapter.request({"type": "op", "queue": queue.name, "base": queue.base,
                                      "op": step}, timeout)
@@ -125,7 +175,7 @@ def _smoke(adapter: Adapter, queue: QueueRef, timeout: float) -> int:
             if "result" in reply and not isinstance(reply["result"], result_type):
                 problems += 1
                 print(f"FAIL {name}: result should be a JSON "
-                      f"{'string' if result_type is str else result_type.__name__}, "
+                      f"{_JSON_TYPES.get(result_type, result_type.__name__)}, "
                       f"got {json.dumps(reply['result'])}")
             else:
                 print(f"ok   {name}: {_describe(reply)}")

@@ -38,9 +38,13 @@ from conformance.errors import (
 from conformance.options import ADAPTER_TIMEOUT_S
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
-from reference_impl.ops import Op, Result, op_to_dict
+from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
 
-PROTOCOL_VERSION = 1
+#: The adapter protocol version the suite speaks; an adapter's start reply names its own.
+PROTOCOL_VERSION = 2
+#: What an adapter speaks when its start reply does not say: version 1, without the worker
+#: half's ops.
+DEFAULT_ADAPTER_PROTOCOL = 1
 _STDERR_LINES = 20
 _SHOWN = 120  # characters of a bad line quoted in an error
 
@@ -220,6 +224,8 @@ class CommandCandidate:
         self.timeout = timeout
         self.cwd = cwd
         self.implementation: dict[str, Any] = {}
+        #: The adapter protocol version the running adapter speaks (from its start reply).
+        self.speaks: int = DEFAULT_ADAPTER_PROTOCOL
         self._adapter: Adapter | None = None
         self._redis_url: str | None = None
         self._profile: KeyProfile | None = None
@@ -281,6 +287,7 @@ class CommandCandidate:
             raise self._start_failed(CandidateError(f"adapter {what}"), f"it {what}")
         self._start_failures = 0
         self.implementation = reply["implementation"]
+        self.speaks = reply.get("protocol", DEFAULT_ADAPTER_PROTOCOL)
         self._adapter = adapter
         return adapter
 
@@ -294,8 +301,14 @@ class CommandCandidate:
             f"adapter {shlex.join(self.argv)} failed to start twice in a row: {summary}"))
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
-        """Send one op to the adapter and return its result."""
+        """Send one op to the adapter and return its result (an op newer than the protocol
+        version the adapter speaks is skipped, never sent)."""
         adapter = self._running()
+        name = op_to_dict(op)["op"]
+        if self.speaks < 2 and name in WORKER_OP_NAMES:
+            raise CandidateSkipped(f"the adapter speaks adapter protocol {self.speaks}, which has "
+                                   f"no {name}; it reaches adapters whose start reply says "
+                                   f"\"protocol\": 2")
         reply = adapter.request(
             {"type": "op", "queue": queue.name, "base": queue.base,
              "bullmq": versions.text(queue.protocol), "op": op_to_dict(op)},

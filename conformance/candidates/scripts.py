@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import msgpack
 import redis
 from redis.commands.core import Script
 
+from conformance.candidates import scripts_worker
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.lua_includes import resolve
+from conformance.candidates.scripts_worker import pack as _pack
+from conformance.candidates.scripts_worker import packed_fields, worker_opts
 from conformance.errors import CandidateError, UsageError
 from reference_impl import scores, versions
 from reference_impl.keys import KeyProfile
@@ -78,6 +80,7 @@ LAYOUTS: dict[str, Layout] = {
         Layout("pause", ("wait", "paused", "meta", "prioritized", "events", "delayed", "marker")),
         Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}", "events",
                                  "meta", "stalled", "wait", "limiter", "pc")),
+        *(Layout(name, keys) for name, keys in scripts_worker.WORKER_KEYS.items()),
     )
 }
 #: The shapes of earlier 5.x and 6.x releases (docs/PROTOCOL.md §1.1): each new key was inserted
@@ -190,11 +193,6 @@ def check_directory(directory: Path) -> None:
     raise UsageError(text)
 
 
-def _pack(value: Any) -> bytes:
-    packed: bytes = msgpack.packb(value, use_bin_type=True)
-    return packed
-
-
 class ScriptsCandidate:
     """A directory of BullMQ-convention scripts (ours in `lua/`, or an official release's)."""
 
@@ -257,7 +255,8 @@ class ScriptsCandidate:
         return self._layouts[name]
 
     def _call(self, client: redis.Redis, queue: QueueRef, name: str, args: list[Any],
-              job_id: str = "", swap: bool = False) -> Any:
+              job_id: str = "", swap: bool = False, fill: Mapping[str, str] | None = None
+              ) -> Any:
         layout = self._layout(name)
         cache_key = (id(client), name)
         script = self._scripts.get(cache_key)
@@ -267,7 +266,9 @@ class ScriptsCandidate:
         suffixes = list(layout.keys)
         if swap:
             suffixes[0], suffixes[1] = suffixes[1], suffixes[0]
-        keys = [queue.key(job_id if suffix == "{job}" else suffix) for suffix in suffixes]
+        values = {"job": job_id, **(fill or {})}
+        keys = [queue.key(suffix.format_map(values) if "{" in suffix else suffix)
+                for suffix in suffixes]
         try:
             try:
                 return script(keys=keys, args=args, client=client)
@@ -291,18 +292,28 @@ class ScriptsCandidate:
             Pause: self._pause,
             Resume: self._pause,
         }
-        return handlers[type(op)](client, queue, op)
+        handler = handlers.get(type(op))
+        if handler is not None:
+            return handler(client, queue, op)
+
+        def call(name: str, args: list[Any], fill: Mapping[str, str]) -> Any:
+            return self._call(client, queue, name, args, fill=fill)
+
+        reply = _as_result(scripts_worker.CALLS[type(op)](call, queue.base, op))
+        return fetched_or_raw(scripts_worker.normalized(op, reply))
 
     def _add(self, client: redis.Redis, queue: QueueRef, op: Add) -> Result:
+        dedup = op.opts.get("de")
+        dedup_key = queue.key(f"de:{dedup['id']}") if dedup else None
         packed = [queue.base, op.job_id or "", op.name, op.timestamp, None, None, None, None,
-                  None]
+                  dedup_key]
         args = [_pack(packed), json.dumps(op.data, separators=(",", ":")), _pack(dict(op.opts))]
         reply = _as_result(self._call(client, queue, _ADD_SCRIPT[op.route()], args))
         # Auto ids come back as Lua numbers; error codes are negative.
         return str(reply) if isinstance(reply, int) and reply >= 0 else reply
 
     def _move_to_active(self, client: redis.Redis, queue: QueueRef, op: MoveToActive) -> Result:
-        opts = {"token": op.token, "lockDuration": op.lock_duration}
+        opts = worker_opts(op.token, op.lock_duration, op.limiter, op.name)
         reply = _as_result(self._call(client, queue, "moveToActive",
                                       [queue.base, op.now, _pack(opts)]))
         return fetched_or_raw(reply)
@@ -328,11 +339,17 @@ class ScriptsCandidate:
     def _move_to_delayed(self, client: redis.Redis, queue: QueueRef, op: MoveToDelayed) -> Result:
         skip = "1" if op.skip_attempt else "0"
         if queue.protocol >= versions.BAND_BUMP:
-            args: list[Any] = [queue.base, op.now, op.job_id, op.token, op.delay, skip, "", "0"]
+            fields = packed_fields(op.fields)
+            args: list[Any] = [queue.base, op.now, op.job_id, op.token, op.delay, skip, fields]
+            if op.fetch_next:
+                args += ["1", _pack(worker_opts(op.token, None, None))]
+            else:
+                args.append("0")
         else:
             score = client_score(op.job_id, max(0, op.now + op.delay))
             args = [queue.base, op.now, score, op.job_id, op.token, op.delay, skip]
-        return _as_result(self._call(client, queue, "moveToDelayed", args, job_id=op.job_id))
+        reply = _as_result(self._call(client, queue, "moveToDelayed", args, job_id=op.job_id))
+        return fetched_or_raw(reply)
 
     def _pause(self, client: redis.Redis, queue: QueueRef, op: Pause | Resume) -> Result:
         pausing = isinstance(op, Pause)
