@@ -42,6 +42,7 @@ from conformance.errors import (
     CandidateUnusable,
     InfrastructureError,
 )
+from conformance.properties_worker import WorkerRules
 from conformance.resources import cache_dir
 from conformance.runner import QueueNames, drop_connections
 from conformance.servers import client_for_url, health
@@ -66,6 +67,7 @@ from reference_impl.ops import (
     op_to_dict,
 )
 from reference_impl.versions import Version
+from reference_impl.worker_ops import WORKER_OPS
 
 #: Where every generated clock starts (2023-11-14T22:13:20Z, as in the vectors).
 START = T
@@ -138,7 +140,10 @@ def vector_for(ops: list[Op], vector_id: str, description: str,
                protocol: Version = versions.CURRENT) -> dict[str, Any]:
     """A complete vector for `ops` from an empty queue, its expectation computed by the model
     at `protocol`; its range is the span of versions around it that the model treats alike."""
-    span = versions.era_of(protocol).as_dict()
+    era = versions.era_of(protocol)
+    if any(isinstance(op, tuple(WORKER_OPS.values())) for op in ops):
+        era = versions.Range(max(era.since, versions.WORKER_SINCE), era.until)
+    span = era.as_dict()
     return {
         "id": f"properties/{vector_id}",
         "description": description,
@@ -157,7 +162,7 @@ def vector_yaml(vector: dict[str, Any]) -> str:
     return text.split("\ntests:\n", 1)[1]
 
 
-class DifferentialMachine(RuleBasedStateMachine):
+class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
     """One example: a fresh queue, a fresh model, and the ops applied to both."""
 
     def __init__(self, context: _Context) -> None:

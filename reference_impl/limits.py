@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reference_impl import scores
+from reference_impl import scores, versions
 from reference_impl.job_updates import remove_job_keys
 from reference_impl.worker_ops import (
     GetRateLimitTtl,
@@ -81,27 +81,31 @@ def deduplicate(model: QueueCore, options: Mapping[str, Any], job_id: str) -> st
     dedup_id = str(options["id"])
     key = f"de:{dedup_id}"
     ttl = int(options.get("ttl") or 0)
+    expiry = ttl if ttl > 0 else None
     owner = model.store.get(key)
     if owner is None:
-        model.store.set(key, job_id, pttl=ttl if ttl > 0 else None)
+        model.store.set(key, job_id, pttl=expiry)
         return None
-    if model.store.pttl(key) == -1 and not model.store.exists(owner):
-        model.store.set(key, job_id)  # a stale key: its job is gone and nothing expires it
-        return None
-    if options.get("replace") and model.store.zscore("delayed", owner) is not None:
-        model.store.zrem("delayed", owner)
+    if options.get("replace") and model.store.zrem("delayed", owner):
         remove_job_keys(model, owner)
-        kept = model.store.pttl(key)
-        if options.get("extend") and ttl > 0:
-            kept = ttl
-        model.store.set(key, job_id, pttl=kept if kept > 0 else None)
+        model.store.delete(f"dn:{dedup_id}")
+        keep = model.store.pttl(key) if ttl > 0 and not options.get("extend") else expiry
+        model.store.set(key, job_id, pttl=keep if keep is not None and keep > 0 else None)
         model.max_events()
         model.event("event", "removed", "jobId", owner, "prev", "delayed")
         model.event("event", "deduplicated", "jobId", job_id, "deduplicationId", dedup_id,
                     "deduplicatedJobId", owner)
         return None
-    if options.get("extend") and ttl > 0:
-        model.store.set(key, owner, pttl=ttl)
+    if (model.since(versions.STALE_DEDUP_KEY) and model.store.pttl(key) == -1
+            and not model.store.exists(owner)):
+        # A stale key: its job is gone and nothing would ever expire it.
+        model.store.delete(f"dn:{dedup_id}")
+        model.store.set(key, job_id, pttl=expiry)
+        return None
+    if options.get("replace"):
+        return owner  # an owner that is not delayed stays; no event on this path
+    if options.get("extend") and expiry is not None:
+        model.store.set(key, owner, pttl=expiry)
     model.max_events()
     model.event("event", "deduplicated", "jobId", owner, "deduplicationId", dedup_id,
                 "deduplicatedJobId", job_id)

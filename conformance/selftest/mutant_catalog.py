@@ -183,7 +183,8 @@ CATALOG: tuple[Mutant, ...] = (
        [("end\n\naddDelayMarkerIfNeeded(markerKey, delayedKey)\nreturn 0", "end\n\nreturn 0")],
        [("    addDelayMarkerIfNeeded(markerKey, delayedKey)\n    return 0", "    return 0")]),
     _m("atm-not-incremented", "moveToDelayed does not count the attempt (atm)",
-       [('rcall("HINCRBY", jobKey, "atm", 1)', 'rcall("HGET", jobKey, "atm")')],
+       [('if ARGV[6] == "0" then\n  rcall("HINCRBY", jobKey, "atm", 1)',
+         'if ARGV[6] == "0" then\n  rcall("HGET", jobKey, "atm")')],
        [('rcall("HINCRBY", jobKey, "atm", 1)', 'rcall("HGET", jobKey, "atm")')]),
     _m("change-priority-reuses-counter", "changePriority reuses the current pc value",
        [(_OURS_CP, "    " + _reuse_counter("priorityCounterKey")
