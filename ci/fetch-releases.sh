@@ -12,7 +12,8 @@ if [ ${#releases[@]} -eq 0 ]; then
   # vector observes (docs/PROTOCOL.md §1.1).
   releases=(npm:4.18.3 npm:5.0.0 npm:5.1.0 npm:5.1.1 npm:5.1.8 npm:5.1.9 npm:5.1.10
             npm:5.5.3 npm:5.5.4 npm:5.8.0 npm:5.8.1 npm:5.8.2 npm:5.8.3 npm:5.8.5 npm:5.8.6
-            npm:5.8.7 npm:5.9.0 npm:5.26.2 npm:5.28.0 npm:5.81.5 npm:6.0.0 npm:6.7.0
+            npm:5.8.7 npm:5.9.0 npm:5.26.2 npm:5.28.0 npm:5.81.5 npm:6.0.0 npm:6.2.1
+            npm:6.2.2 npm:6.3.6 npm:6.3.7 npm:6.7.0
             pypi:1.24.0 pypi:2.0.0 pypi:2.8.0 pypi:2.26.0 pypi:3.4.4)
 fi
 work="$(mktemp -d)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reference_impl import scores
+from reference_impl import scores, versions
 from reference_impl.job_updates import remove_job_keys
 from reference_impl.worker_ops import (
     GetRateLimitTtl,
@@ -96,7 +96,8 @@ def deduplicate(model: QueueCore, options: Mapping[str, Any], job_id: str) -> st
         model.event("event", "deduplicated", "jobId", job_id, "deduplicationId", dedup_id,
                     "deduplicatedJobId", owner)
         return None
-    if model.store.pttl(key) == -1 and not model.store.exists(owner):
+    if (model.since(versions.STALE_DEDUP_KEY) and model.store.pttl(key) == -1
+            and not model.store.exists(owner)):
         # A stale key: its job is gone and nothing would ever expire it.
         model.store.delete(f"dn:{dedup_id}")
         model.store.set(key, job_id, pttl=expiry)

@@ -130,7 +130,7 @@ class QueueModel(QueueCore):
             self.store.hset(job_id, name, value)
         self.event("event", "added", "jobId", job_id, "name", op.name)
         route = op.route()
-        if route == "delayed" and not self._since(versions.BAND_BUMP):
+        if route == "delayed" and not self.since(versions.BAND_BUMP):
             fire = op.timestamp + delay if delay > 0 else 0
             self.store.zadd("delayed", scores.legacy_delayed_score(fire, counter), job_id)
             self.event("event", "delayed", "jobId", job_id, "delay", lua_int_text(fire))
@@ -190,12 +190,12 @@ class QueueModel(QueueCore):
         """changeDelay-4: re-score from (now, delay), computed before the job leaves the set."""
         if not self.store.exists(op.job_id):
             return JOB_NOT_EXIST
-        if not self._since(versions.BAND_BUMP):
+        if not self.since(versions.BAND_BUMP):
             if not self.store.zrem("delayed", op.job_id):
                 return JOB_NOT_IN_STATE
             self._legacy_redelay(op.job_id, op.delay, op.now + op.delay,
-                                 self._since(versions.CHANGE_DELAY_MARKER))
-            if self._since(versions.CHANGE_DELAY_MARKER):
+                                 self.since(versions.CHANGE_DELAY_MARKER))
+            if self.since(versions.CHANGE_DELAY_MARKER):
                 self._delay_marker_unless_paused()
             return 0
         placed = scores.delayed_score(self._delayed_scores(), op.now, op.delay)
@@ -214,7 +214,7 @@ class QueueModel(QueueCore):
             return JOB_NOT_EXIST
         paused_or_maxed = self.paused_or_maxed()
         target = self._target()
-        if not self._since(versions.CHANGE_PRIORITY_TO_WAIT):
+        if not self.since(versions.CHANGE_PRIORITY_TO_WAIT):
             # Re-added with a fresh counter even for priority 0; a waiting job moves only for
             # a priority > 0; lifo is ignored.
             if self.store.zrem("prioritized", op.job_id) or (
@@ -247,11 +247,11 @@ class QueueModel(QueueCore):
             self.update_fields(op.job_id, op.fields)
         if not self.store.lrem_last("active", op.job_id):
             return JOB_NOT_IN_STATE
-        if not self._since(versions.BAND_BUMP):
+        if not self.since(versions.BAND_BUMP):
             if not op.skip_attempt:
                 self.store.hincrby(op.job_id, "atm", 1)
             self._legacy_redelay(op.job_id, op.delay, max(0, op.now + op.delay),
-                                 self._since(versions.MAX_EVENTS_ON_MOVE))
+                                 self.since(versions.MAX_EVENTS_ON_MOVE))
             self._delay_marker_unless_paused()
             return 0
         fire = self._insert_delayed(op.job_id, op.now, op.delay)
@@ -275,7 +275,7 @@ class QueueModel(QueueCore):
     def pause(self) -> int | None:
         """pause-7 'paused': flag meta and drop both markers; jobs stay where they are (before
         6.0.0: wait is renamed to paused, and the script returns nothing)."""
-        if not self._since(versions.NO_PAUSED_LIST):
+        if not self.since(versions.NO_PAUSED_LIST):
             self._rename_pause("wait", "paused")
             self.store.hset("meta", "paused", "1")
             self.store.delete("marker")
@@ -289,7 +289,7 @@ class QueueModel(QueueCore):
     def resume(self) -> int | None:
         """pause-7 'resumed': clear the flag, migrate a legacy paused list, restore markers
         (before 6.0.0: paused is renamed back to wait, and the script returns nothing)."""
-        if not self._since(versions.NO_PAUSED_LIST):
+        if not self.since(versions.NO_PAUSED_LIST):
             had_jobs = self.store.exists("paused")
             self._rename_pause("paused", "wait")
             self.store.hdel("meta", "paused")

@@ -65,22 +65,25 @@ class QueueCore:
         self.store = store or Store()
         self.protocol = protocol
 
-    def _since(self, boundary: Version) -> bool:
+    def since(self, boundary: Version) -> bool:
+        """Whether the protocol modelled is `boundary` or later."""
         return self.protocol >= boundary
+
+    _since = since  # the name the worker modules were written against
 
     def _paused(self) -> bool:
         return self.store.hget("meta", "paused") is not None
 
     def _target(self) -> str:
         """The list ready jobs go to: `paused` while paused, before 6.0.0."""
-        if not self._since(versions.NO_PAUSED_LIST) and self._paused():
+        if not self.since(versions.NO_PAUSED_LIST) and self._paused():
             return "paused"
         return "wait"
 
     def paused_or_maxed(self) -> bool:
         if self._paused():
             return True
-        if not self._since(versions.GLOBAL_CONCURRENCY):
+        if not self.since(versions.GLOBAL_CONCURRENCY):
             return False
         concurrency = self.store.hget("meta", "concurrency")
         if isinstance(concurrency, str):
@@ -103,16 +106,16 @@ class QueueCore:
     def _delay_marker(self) -> None:
         head = self.store.zrange("delayed")
         if head:
-            member = "1" if self._since(versions.DELAY_MARKER_MEMBER) else "0"
+            member = "1" if self.since(versions.DELAY_MARKER_MEMBER) else "0"
             self.store.zadd("marker", scores.next_wake(int(head[0][1])), member)
 
     def _delay_marker_unless_paused(self) -> None:
         """Before 5.8.7 the delayed writes skipped the marker while meta.paused was set."""
-        if self._since(versions.PAUSED_DELAY_MARKER) or not self._paused():
+        if self.since(versions.PAUSED_DELAY_MARKER) or not self._paused():
             self._delay_marker()
 
     def _priority_score(self, priority: int, counter: int) -> int:
-        if self._since(versions.PRIORITY_MODULO):
+        if self.since(versions.PRIORITY_MODULO):
             return scores.priority_score(priority, counter)
         return scores.legacy_priority_score(priority, counter)
 
@@ -142,7 +145,7 @@ class QueueCore:
 
     def promote_due(self, now: int, paused_or_maxed: bool) -> list[str]:
         """The sweep: move up to 1000 jobs due at `now` (whole band of `now`) out of delayed."""
-        if self._since(versions.BAND_BUMP):
+        if self.since(versions.BAND_BUMP):
             bound = scores.promote_bound(now)
         else:
             bound = scores.legacy_promote_bound(now)
@@ -212,7 +215,8 @@ class QueueCore:
         if job_id is None:
             head = self.store.zrange("delayed")
             return fetched(None, 0, scores.next_wake_reply(int(head[0][1])) if head else 0)
-        counted = max_jobs is not None and self.store.hget(job_id, "defa") is None
+        counted = max_jobs is not None and (self.store.hget(job_id, "defa") is None
+                                            or not self.since(versions.DEFERRED_FAILURE_UNCOUNTED))
         # INCR first: the window starts with the first job it counts
         if counted and self.store.incr("limiter") == 1 and duration is not None:
             self.store.pexpire("limiter", abs(int(duration)))
@@ -223,7 +227,7 @@ class QueueCore:
         if name is not None:
             self.store.hset(job_id, "pb", name)
         self.store.hincrby(job_id, "ats", 1)
-        if self._since(versions.ACTIVATION_MARKER):
+        if self.since(versions.ACTIVATION_MARKER):
             self.base_marker(False)
         return fetched(job_id)
 
@@ -236,10 +240,10 @@ class QueueCore:
         if lock is None:
             return JOB_LOCK_NOT_EXIST
         if lock != token:
-            return JOB_LOCK_MISMATCH if self._since(versions.LOCK_MISMATCH_CODE) \
+            return JOB_LOCK_MISMATCH if self.since(versions.LOCK_MISMATCH_CODE) \
                 else JOB_LOCK_NOT_EXIST
         self.store.delete(f"{job_id}:lock")
-        if self._since(versions.LOCK_MISMATCH_CODE):
+        if self.since(versions.LOCK_MISMATCH_CODE):
             self.store.srem("stalled", job_id)
         return 0
 

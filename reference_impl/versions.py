@@ -65,6 +65,10 @@ GLOBAL_CONCURRENCY: Version = (5, 9, 0)
 ACTIVATION_MARKER: Version = (5, 28, 0)
 #: No `paused` list: pause only flags meta; pause returns the count of legacy jobs left.
 NO_PAUSED_LIST: Version = (6, 0, 0)
+#: A fetch does not count a job carrying a deferred stall failure (defa) against the limiter.
+DEFERRED_FAILURE_UNCOUNTED: Version = (6, 2, 2)
+#: An add takes over a deduplication key without expiry whose job is gone (a stale key).
+STALE_DEDUP_KEY: Version = (6, 3, 7)
 
 # --- boundaries of the calling convention only (no state of their own) -----------------------
 #: changePriority's ARGV[2] is BASE (before: the job's full key).
@@ -74,7 +78,8 @@ CHANGE_PRIORITY_BASE: Version = (5, 13, 2)
 STATE_BOUNDARIES: tuple[Version, ...] = (
     EARLIEST, MAX_EVENTS_ON_MOVE, CHANGE_DELAY_MARKER, DELAY_MARKER_MEMBER, LOCK_MISMATCH_CODE,
     PRIORITY_MODULO, CHANGE_PRIORITY_TO_WAIT, BAND_BUMP, PAUSED_DELAY_MARKER,
-    GLOBAL_CONCURRENCY, ACTIVATION_MARKER, NO_PAUSED_LIST,
+    GLOBAL_CONCURRENCY, ACTIVATION_MARKER, NO_PAUSED_LIST, DEFERRED_FAILURE_UNCOUNTED,
+    STALE_DEDUP_KEY,
 )
 
 
@@ -135,6 +140,8 @@ BEFORE: dict[Version, str] = {
     GLOBAL_CONCURRENCY: "meta.concurrency was ignored",
     ACTIVATION_MARKER: "moveToActive wrote no marker after activating a job",
     NO_PAUSED_LIST: "pause renamed wait to paused, adds went to paused, pause returned nothing",
+    DEFERRED_FAILURE_UNCOUNTED: "a fetch counted a job carrying defa against the rate limiter",
+    STALE_DEDUP_KEY: "a deduplication key whose job was gone still deduplicated to it",
 }
 
 
