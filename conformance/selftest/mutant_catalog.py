@@ -18,7 +18,7 @@ from conformance.selftest.mutant_catalog_worker import WORKER_MUTANTS
 from conformance.selftest.mutant_types import Mutant, Replacement
 from conformance.selftest.mutant_types import mutant as _m
 
-__all__ = ["CATALOG", "EVERY_ENTRY_DIFFERS", "Mutant", "QUEUE_MUTANTS", "Replacement"]
+__all__ = ["CATALOG", "EVERY_ENTRY_DIFFERS", "QUEUE_MUTANTS", "Mutant", "Replacement"]
 
 _OURS_BAND = ("  local bandFloor = fireAt * 0x1000\n"
               "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n")
