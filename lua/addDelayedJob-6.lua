@@ -18,25 +18,29 @@
             [6] parent dependencies key, or nil
             [7] parent {id, queueKey}, or nil
             [8] repeat job key, or nil
-            [9] deduplication key, or nil (ignored: see below)
+            [9] deduplication key BASE.."de:"..id, or nil
     ARGV[2] job data, a JSON string stored verbatim
-    ARGV[3] msgpack opts map (reads delay and, for the hash, priority, de)
+    ARGV[3] msgpack opts map (reads delay and de = {id, ttl?, extend?,
+            replace?}; for the hash, priority)
 
   Output:
     jobId       the new job's id (string)
     existing id a job with this custom id already exists ('duplicated' event)
+    owner id    deduplicated: the id owning the de: window (nothing stored)
     -5          the parent job does not exist
     -7          the existing job belongs to another, still existing parent
 
-  Writes: INCR id; meta opts.maxLenEvents default; job hash + 'added';
+  Writes: INCR id; meta opts.maxLenEvents default; dedup window
+  (includes/deduplicateJob); job hash (deid = opts.de.id) + 'added';
   ZADD delayed with the band-bumped score of F = T + delay (delay > 0
   only); trimmed 'delayed' event whose delay field is F; marker "1" set to
   the new head / 0x1000 (no paused check); SADD into the parent's
   dependencies.
 
-  Not implemented: deduplication (opts.de / ARGV[1][9]), including the
-  npm-only reschedule of a delayed duplicate; only the deid field is
-  stored. The npm-only packed arg [10] is ignored.
+  Order: INCR id -> duplicate custom id (wins) -> deduplication -> store.
+  Not implemented: opts.de.keepLastIfActive (treated as absent) and the npm-only
+  reschedule of a delayed duplicate.
+  The npm-only packed arg [10] is ignored.
 ]]
 local rcall = redis.call
 local markerKey = KEYS[1]
@@ -51,6 +55,7 @@ local data = ARGV[2]
 local opts = cmsgpack.unpack(ARGV[3])
 
 --- @include "includes/beginJobAdd"
+--- @include "includes/deduplicateJob"
 --- @include "includes/storeJob"
 --- @include "includes/getDelayedScore"
 --- @include "includes/addDelayMarkerIfNeeded"
@@ -58,6 +63,12 @@ local opts = cmsgpack.unpack(ARGV[3])
 local job, earlyReply = beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
 if not job then
   return earlyReply
+end
+
+local dedupOwner = deduplicateJob(job, args[1], args[9], opts["de"], delayedKey,
+  eventsKey)
+if dedupOwner then
+  return dedupOwner
 end
 
 local timestamp = args[4]

@@ -6,7 +6,7 @@
     KEYS[2] meta
     KEYS[3] id           (job id counter)
     KEYS[4] prioritized
-    KEYS[5] delayed      (unused here)
+    KEYS[5] delayed      (dedup replace only)
     KEYS[6] completed
     KEYS[7] active
     KEYS[8] events stream
@@ -21,24 +21,27 @@
             [6] parent dependencies key, or nil
             [7] parent {id, queueKey}, or nil
             [8] repeat job key, or nil
-            [9] deduplication key, or nil (ignored: see below)
+            [9] deduplication key BASE.."de:"..id, or nil
     ARGV[2] job data, a JSON string stored verbatim
-    ARGV[3] msgpack opts map (reads priority and, for the hash, delay, de;
-            lifo is ignored)
+    ARGV[3] msgpack opts map (reads priority and de = {id, ttl?, extend?,
+            replace?}; for the hash, delay; lifo is ignored)
 
   Output:
     jobId       the new job's id (string)
     existing id a job with this custom id already exists ('duplicated' event)
+    owner id    deduplicated: the id owning the de: window (nothing stored)
     -5          the parent job does not exist
     -7          the existing job belongs to another, still existing parent
 
-  Writes: INCR id; meta opts.maxLenEvents default; job hash + 'added';
+  Writes: INCR id; meta opts.maxLenEvents default; dedup window
+  (includes/deduplicateJob); job hash (deid = opts.de.id) + 'added';
   INCR pc and ZADD prioritized at P*2^32 + pc % 2^32; marker "0" unless
   paused or maxed; trimmed 'waiting' event; SADD into the parent's
   dependencies.
 
-  Not implemented: deduplication (opts.de / ARGV[1][9]); only the deid
-  field is stored. The npm-only packed arg [10] is ignored.
+  Order: INCR id -> duplicate custom id (wins) -> deduplication -> store.
+  Not implemented: opts.de.keepLastIfActive (treated as absent).
+  The npm-only packed arg [10] is ignored.
 ]]
 local rcall = redis.call
 local markerKey = KEYS[1]
@@ -49,12 +52,14 @@ local completedKey = KEYS[6]
 local activeKey = KEYS[7]
 local eventsKey = KEYS[8]
 local priorityCounterKey = KEYS[9]
+local delayedKey = KEYS[5]
 
 local args = cmsgpack.unpack(ARGV[1])
 local data = ARGV[2]
 local opts = cmsgpack.unpack(ARGV[3])
 
 --- @include "includes/beginJobAdd"
+--- @include "includes/deduplicateJob"
 --- @include "includes/storeJob"
 --- @include "includes/isQueuePausedOrMaxed"
 --- @include "includes/insertPrioritized"
@@ -62,6 +67,12 @@ local opts = cmsgpack.unpack(ARGV[3])
 local job, earlyReply = beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
 if not job then
   return earlyReply
+end
+
+local dedupOwner = deduplicateJob(job, args[1], args[9], opts["de"], delayedKey,
+  eventsKey)
+if dedupOwner then
+  return dedupOwner
 end
 
 local _, priority = storeJob(eventsKey, job, args[3], data, opts, args[4])
