@@ -24,6 +24,14 @@ _OURS_STALL_PUSH = ('addReadyJob(waitKey, markerKey, "RPUSH", jobId, '
 _OFF_STALL_PUSH = ("moveJobToWait(metaKey, activeKey, waitKey, pausedKey, markerKey, "
                    'eventStreamKey, jobId,\n                        "RPUSH")')
 
+# Lock renewal: the SET and SREM of ours (one include for both scripts), extendLocks' loop, and
+# the official extendLocks' SREM.
+_OURS_RENEW = '  rcall("SET", lockKey, token, "PX", duration)\n  rcall("SREM", stalledKey, jobId)\n'
+_OURS_RENEW_MANY = ('  if not extendJobLock(base .. jobId .. ":lock", stalledKey, tokens[i], '
+                    "duration, jobId) then")
+_OFF_RENEW_SREM = '                rcall("SREM", stalledKey, jobId)\n'
+_OFF_FAILED = "table.insert(failedJobs, jobId)"
+
 WORKER_MUTANTS: tuple[Mutant, ...] = (
     # --- retryJob (§2.1) ---
     mutant("retry-wrong-end", "retryJob pushes to the wrong end (LPUSH/RPUSH swapped)",
@@ -101,4 +109,97 @@ WORKER_MUTANTS: tuple[Mutant, ...] = (
            [("  if used < maxJobs then\n", "  if used <= maxJobs then\n")],
            [("if maxJobs and maxJobs <= tonumber(rcall(\"GET\", rateLimiterKey) or 0) then",
              "if maxJobs and maxJobs < tonumber(rcall(\"GET\", rateLimiterKey) or 0) then")]),
+    # --- lock renewal and release (§3) ---
+    mutant("extend-recreates-lock", "lock renewal re-creates a missing lock",
+           [('  if token == nil or rcall("GET", lockKey) ~= token then\n',
+             '  if token == nil or (rcall("GET", lockKey) or token) ~= token then\n')],
+           [('if rcall("GET", KEYS[1]) == ARGV[1] then\n  --',
+             'if (rcall("GET", KEYS[1]) or ARGV[1]) == ARGV[1] then\n  --'),
+            ('    local currentToken = rcall("GET", lockKey)\n',
+             '    local currentToken = rcall("GET", lockKey) or token\n')]),
+    mutant("extend-keeps-stalled", "lock renewal leaves the id in the stalled set",
+           [(_OURS_RENEW, _OURS_RENEW.split("\n", 1)[0] + "\n")],
+           [dropped('    rcall("SREM", KEYS[2], ARGV[3])\n'),
+            dropped(_OFF_RENEW_SREM)]),
+    mutant("extend-locks-returns-renewed", "extendLocks returns the renewed ids, not the failed",
+           [(_OURS_RENEW_MANY, _OURS_RENEW_MANY.replace("if not ", "if "))],
+           [(_OFF_FAILED, "local _ = jobId"),
+            (_OFF_RENEW_SREM, _OFF_RENEW_SREM + "                " + _OFF_FAILED + "\n")]),
+    mutant("release-lock-ignores-token", "releaseLock deletes another token's lock",
+           [('if rcall("GET", lockKey) == ARGV[1] then\n  return rcall("DEL", lockKey)',
+             'if rcall("GET", lockKey) then\n  return rcall("DEL", lockKey)')],
+           [('if rcall("GET", KEYS[1]) == ARGV[1] then\n  return rcall("DEL", KEYS[1])',
+             'if rcall("GET", KEYS[1]) then\n  return rcall("DEL", KEYS[1])')]),
+    # --- rate-limit push-back and TTL (§5.1, §5.2) ---
+    mutant("push-back-to-back", "moveJobFromActiveToWait pushes to the back of wait (LPUSH)",
+           [('    addReadyJob(waitKey, markerKey, "RPUSH", jobId, pausedOrMaxed)\n',
+             '    addReadyJob(waitKey, markerKey, "LPUSH", jobId, pausedOrMaxed)\n')],
+           [('addJobInTargetList(KEYS[2], KEYS[8], "RPUSH", isPausedOrMaxed, jobId)',
+             'addJobInTargetList(KEYS[2], KEYS[8], "LPUSH", isPausedOrMaxed, jobId)')]),
+    mutant("rate-limit-ttl-raw-below-max", "getRateLimitTtl returns the raw PTTL below max",
+           [('if ARGV[1] ~= "0" then\n  return getRateLimitTTL(tonumber(ARGV[1]), limiterKey)',
+             'if ARGV[1] ~= "0" then\n  return rcall("PTTL", limiterKey)')],
+           [('if ARGV[1] ~= "0" then\n  return getRateLimitTTL(tonumber(ARGV[1]), '
+             "rateLimiterKey)",
+             'if ARGV[1] ~= "0" then\n  return rcall("PTTL", rateLimiterKey)')]),
+    # --- deduplication (§6) ---
+    mutant("dedup-set-without-nx", "dedup key SET without NX (a second add takes it over)",
+           [('rcall("SET", windowKey, job.id, "PX", ttl, "NX")',
+             'rcall("SET", windowKey, job.id, "PX", ttl)'),
+            ('rcall("SET", windowKey, job.id, "NX")', 'rcall("SET", windowKey, job.id)')],
+           [("rcall('SET', deduplicationKey, jobId, 'PX', ttl, 'NX')",
+             "rcall('SET', deduplicationKey, jobId, 'PX', ttl)"),
+            ("not rcall('SET', deduplicationKey, jobId, 'NX')",
+             "not rcall('SET', deduplicationKey, jobId)")]),
+    mutant("dedup-hit-stores-job", "a deduplicated add still stores the new job",
+           [("  logDeduplicated(eventsKey, job.maxEvents, ownerId, dedupId, job.id)\n"
+             "  return ownerId\n",
+             "  logDeduplicated(eventsKey, job.maxEvents, ownerId, dedupId, job.id)\n"
+             "  return nil\n")],
+           [('"deduplicatedJobId", jobId)\n        return currentDeduplicatedJobId\n',
+             '"deduplicatedJobId", jobId)\n        return nil\n'),
+            ('"deduplicatedJobId", jobId)\n                return currentDeduplicatedJobId\n',
+             '"deduplicatedJobId", jobId)\n                return nil\n')]),
+    mutant("dedup-event-roles-swapped", "deduplicated event on a hit names the new job as owner",
+           [("  logDeduplicated(eventsKey, job.maxEvents, ownerId, dedupId, job.id)\n",
+             "  logDeduplicated(eventsKey, job.maxEvents, job.id, dedupId, ownerId)\n")],
+           [('currentDeduplicatedJobId, "deduplicationId", deduplicationId, "deduplicatedJobId", '
+             "jobId)",
+             'jobId, "deduplicationId", deduplicationId, "deduplicatedJobId", '
+             "currentDeduplicatedJobId)")]),
+    mutant("dedup-key-removed-for-any-owner", "removeDeduplicationKey ignores the owner id",
+           [('if rcall("GET", windowKey) == ARGV[1] then', 'if rcall("GET", windowKey) then')],
+           [("if currentJobId and currentJobId == jobId then\n  return rcall(\"DEL\", "
+             "deduplicationKey)",
+             "if currentJobId then\n  return rcall(\"DEL\", deduplicationKey)")]),
+    # --- removeJob (§7) ---
+    mutant("remove-job-ignores-lock", "removeJob removes a locked job",
+           [dropped('if rcall("EXISTS", jobKey .. ":lock") == 1 then\n  return 0\nend\n')],
+           [("if not isLocked(prefix, jobId, shouldRemoveChildren) then", "if true then")]),
+    mutant("remove-job-keeps-dedup-key", "removeJob leaves the job's own dedup key",
+           [('  if rcall("GET", windowKey) == jobId then\n    rcall("DEL", windowKey',
+             '  if false then\n    rcall("DEL", windowKey')],
+           [("    if currentJobId and currentJobId == jobId then\n"
+             '      rcall("DEL", deduplicationKey)',
+             '    if false then\n      rcall("DEL", deduplicationKey)')]),
+    mutant("job-keys-forget-logs", "deleting a job's keys forgets :logs",
+           [('jobKey .. ":logs", ', "")],
+           [("jobKey .. ':logs', ", "")]),
+    # --- job mutators (§8) ---
+    mutant("log-keeps-one-less", "addLog trims to keepLogs-1 rows",
+           [('rcall("LTRIM", logsKey, -keep, -1)', 'rcall("LTRIM", logsKey, -keep + 1, -1)')],
+           [('rcall("LTRIM", KEYS[2], -keepLogs, -1)',
+             'rcall("LTRIM", KEYS[2], -keepLogs + 1, -1)')]),
+    mutant("progress-no-event", "missing event: no 'progress' on updateProgress",
+           [dropped('rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*",\n'
+                    '  "event", "progress", "jobId", jobId, "data", progress)\n')],
+           [dropped('    rcall("XADD", KEYS[2], "MAXLEN", "~", maxEvents, "*", "event", '
+                    '"progress",\n          "jobId", ARGV[1], "data", ARGV[2]);\n')]),
+    mutant("update-data-creates-job", "updateData on a missing job creates its hash (no -1)",
+           [('if rcall("EXISTS", jobKey) ~= 1 then\n  return -1\nend\n'
+             'rcall("HSET", jobKey, "data", ARGV[1])',
+             'rcall("HSET", jobKey, "data", ARGV[1])')],
+           [('if rcall("EXISTS",KEYS[1]) == 1 then -- // Make sure job exists\n'
+             '  rcall("HSET", KEYS[1], "data", ARGV[1])',
+             'if true then\n  rcall("HSET", KEYS[1], "data", ARGV[1])')]),
 )
