@@ -67,6 +67,17 @@ def profile_skips(every_vector: list[Vector]) -> Callable[[str], set[str]]:
 
     return skips
 
+@pytest.fixture(scope="session")
+def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
+    """Ids an adapter that speaks adapter protocol version 1 is never sent: the vectors with a
+    worker-half op or a field that version 2 added."""
+    from conformance.candidates.command import version_2_part
+    from reference_impl.ops import op_to_dict
+
+    return {v.id for v in every_vector
+            if any(version_2_part(op_to_dict(op)) is not None for op in v.when)}
+
+
 # A port's repository used as a fixture by test_port_repo.py: its tests are not ours.
 collect_ignore = ["port_repo"]
 

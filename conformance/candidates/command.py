@@ -49,6 +49,25 @@ _STDERR_LINES = 20
 _SHOWN = 120  # characters of a bad line quoted in an error
 
 
+#: Fields of version 1 ops that only adapter protocol version 2 has (op -> field names).
+VERSION_2_FIELDS: dict[str, tuple[str, ...]] = {
+    "moveToActive": ("limiter", "name"),
+    "moveToDelayed": ("fields", "fetchNext"),
+}
+
+
+def version_2_part(step: dict[str, Any]) -> str | None:
+    """What in an op request needs adapter protocol version 2 (a worker-half op, or a field
+    added to a version 1 op), or None."""
+    name: str = step["op"]
+    if name in WORKER_OP_NAMES:
+        return name
+    if name == "add" and "de" in step.get("opts", {}):
+        return "add opts.de (deduplication)"
+    used = [field for field in VERSION_2_FIELDS.get(name, ()) if field in step]
+    return f"{name} {', '.join(used)}" if used else None
+
+
 def reply_problem(reply: Any) -> str | None:
     """Why a decoded reply breaks the protocol schema, or None when it is valid."""
     found = schemas.problem(schemas.adapter_reply(), reply)
@@ -304,14 +323,14 @@ class CommandCandidate:
         """Send one op to the adapter and return its result (an op newer than the protocol
         version the adapter speaks is skipped, never sent)."""
         adapter = self._running()
-        name = op_to_dict(op)["op"]
-        if self.speaks < 2 and name in WORKER_OP_NAMES:
+        step = op_to_dict(op)
+        if self.speaks < 2 and (newer := version_2_part(step)) is not None:
             raise CandidateSkipped(f"the adapter speaks adapter protocol {self.speaks}, which has "
-                                   f"no {name}; it reaches adapters whose start reply says "
+                                   f"no {newer}; it reaches adapters whose start reply says "
                                    f"\"protocol\": 2")
         reply = adapter.request(
             {"type": "op", "queue": queue.name, "base": queue.base,
-             "bullmq": versions.text(queue.protocol), "op": op_to_dict(op)},
+             "bullmq": versions.text(queue.protocol), "op": step},
             self.timeout)
         if "result" in reply:
             result: Result = reply["result"]
