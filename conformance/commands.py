@@ -117,18 +117,37 @@ COMMANDS = (
                 "conformance.commands:vectors_check", (o.VECTORS.but(help="directory to check"),)),
     )),
     Command("concurrency", "race N fetchers on one queue and check that every job is claimed "
-            "exactly once, in order", "conformance.selftest.concurrency:main", (
+            "exactly once, in order; or, with --crash, kill workers mid-job and check that "
+            "every job is recovered and completed exactly once",
+            "conformance.commands:concurrency", (
                 o.CANDIDATE,
                 Option(("--workers",), "concurrent fetchers, each with its own connection",
                        default=8, type=int, metavar="N"),
-                Option(("--jobs",), "jobs", default=2000, type=int, metavar="M"),
+                Option(("--jobs",), "jobs", type=int, metavar="M",
+                       shown_default="2000; 200 with --crash"),
                 o.REDIS, o.PROFILE,
-                o.SEED.but(help="seed of the job mix", default=0, shown_default=None),
+                o.SEED.but(help="seed of the job mix, and of who is killed or frozen when",
+                           default=0, shown_default=None),
                 Option(("--time-limit",), "give up after S seconds", default=60.0, type=float,
                        metavar="S"),
                 Option(("--textbook",), "race the textbook ZRANGEBYSCORE + ZREM claim on a raw "
                        "ZSET instead", action="store_true",
-                       shown_default="the candidate's moveToActive"))),
+                       shown_default="the candidate's moveToActive"),
+                Option(("--crash",), "crash and recover: workers fetch, renew their lock "
+                       "(extendLock) while they work, and complete (moveToFinished); some are "
+                       "killed or frozen mid-job, and a stall checker (moveStalledJobsToWait) "
+                       "moves their jobs back to wait. Fails on a lost or twice-completed job, "
+                       "a job moved while a lock on it lived, or a completion by a token that "
+                       "did not hold the lock", action="store_true", default=False),
+                Option(("--kill",), "with --crash: workers killed mid-job (they release "
+                       "nothing; a fresh worker takes their place)", default=3, type=int,
+                       metavar="N"),
+                Option(("--freeze",), "with --crash: workers that stop renewing mid-job, then "
+                       "try to complete the job after another worker fetched it (must be "
+                       "refused)", default=2, type=int, metavar="N"),
+                Option(("--lock-ms",), "with --crash: lock duration (expiry takes real time); "
+                       "workers renew every third of it, the stall check runs every fifth",
+                       default=100, type=int, metavar="MS"))),
     Command("properties", "random op sequences against a candidate and the model, shrunk to a "
             "vector on failure", "conformance.properties:main", (
                 o.CANDIDATE, o.EXAMPLES.but(help="op sequences to run", default=100),
@@ -193,6 +212,19 @@ def adapter_example(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: run it with `python {args.out} SCRIPTS_DIR` (a directory of "
           "inlined BullMQ scripts, e.g. PyPI bullmq's bullmq/commands)")
     return Exit.OK
+
+
+def concurrency(args: argparse.Namespace) -> int:
+    """`concurrency`: the exactly-once race, or with `--crash` the crash-and-recover run."""
+    if not args.crash:
+        from conformance.selftest.concurrency import main as race_main
+
+        return race_main(args)
+    if args.textbook:
+        raise UsageError("--crash and --textbook are two different checks: give one")
+    from conformance.selftest.crash import main as crash_main
+
+    return crash_main(args)
 
 
 def expectations_write(args: argparse.Namespace) -> int:

@@ -80,7 +80,8 @@ class TestGeneratedRanges:
             by_case.setdefault(vector.id.partition(".until-")[0], []).append(vector.span)
         for case, spans in by_case.items():
             ordered = sorted(spans)
-            assert ordered[0].since == versions.EARLIEST, case
+            # from the earliest supported version, or the worker half's floor
+            assert ordered[0].since in (versions.EARLIEST, versions.WORKER_SINCE), case
             for older, newer in itertools.pairwise(ordered):
                 assert older.until == newer.since, case  # contiguous, no overlap
             assert ordered[-1].until is None, case
@@ -104,7 +105,7 @@ class TestRunProtocol:
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and says in lines[0]
-        assert "5.0.0 up to 5.1.1" in lines[0] and "6.0.0 up to 7.0.0" in lines[0]
+        assert "5.0.0 up to 5.1.1" in lines[0] and "6.3.7 up to 7.0.0" in lines[0]
 
     def test_our_6x_scripts_are_not_a_5_8_5_port(self, redis_url: str) -> None:
         proc = cli("run", "-q", "--examples", "0", "--redis", redis_url, "--protocol", "5.8.5",
@@ -123,10 +124,11 @@ class TestIdentify:
     def test_our_scripts_speak_6(self, redis_url: str) -> None:
         code, found = self.identify("reference", redis_url)
         assert code == 0
-        assert found["protocol"] == {"since": "6.0.0", "until": None}
+        assert found["protocol"] == {"since": "6.3.7", "until": None}
         assert found["older_than_supported"] is False
         evidence = found["evidence"]
-        assert isinstance(evidence, list) and "pause/adds-while-paused.until-6.0.0" in evidence
+        assert isinstance(evidence, list)
+        assert "deduplication/stale-key-taken-over.until-6.3.7" in evidence
 
     def test_a_5x_pause_in_a_6x_port_fits_no_range(self, tmp_path: Path,
                                                    redis_url: str) -> None:
@@ -135,7 +137,7 @@ class TestIdentify:
         code, found = self.identify(f"scripts:{tmp_path / 'lua'}", redis_url)
         assert code == 1 and found["protocol"] is None
         closest = found["closest"]
-        assert isinstance(closest, dict) and closest["since"] == "6.0.0"
+        assert isinstance(closest, dict) and closest["since"] == "6.3.7"
         assert "pause/adds-while-paused" in closest["failed"]
 
     def test_4x_scripts_are_older_than_supported(self, tmp_path: Path, redis_url: str) -> None:

@@ -45,6 +45,7 @@ from reference_impl.ops import (
     Resume,
     fetched,
 )
+from reference_impl.worker_ops import MoveToFinished
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,9 @@ class ScriptsCandidate:
             return self._call(client, queue, name, args, fill=fill)
 
         reply = _as_result(scripts_worker.CALLS[type(op)](call, queue.base, op))
-        return fetched_or_raw(scripts_worker.normalized(op, reply))
+        result = scripts_worker.normalized(op, reply)
+        # Only moveToFinished can answer a fetch-next array; a list of four ids is just that.
+        return fetched_or_raw(result) if isinstance(op, MoveToFinished) else result
 
     def _add(self, client: redis.Redis, queue: QueueRef, op: Add) -> Result:
         dedup = op.opts.get("de")

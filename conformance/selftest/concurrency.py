@@ -29,7 +29,7 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -111,7 +111,7 @@ class Verdict:
         return "\n".join(lines)
 
 
-class _Clock:
+class Clock:
     """Shared, lock-protected counters: the run clock (`now`) and the event ticks."""
 
     def __init__(self, origin: int) -> None:
@@ -174,7 +174,8 @@ def check_order(verdict: Verdict, groups: Sequence[tuple[str, list[str]]]) -> No
         before_sent = max(before_sent, max_sent)
 
 
-def _build(candidate: str | CandidateFactory) -> Candidate:
+def build_candidate(candidate: str | CandidateFactory) -> Candidate:
+    """A fresh, unstarted candidate from a `--candidate` spec or a factory."""
     if isinstance(candidate, str):
         from conformance.candidates import from_spec
 
@@ -205,7 +206,7 @@ def _plan(jobs: int, seed: int) -> list[tuple[str, Add]]:
 
 
 def _fetcher(index: int, candidate: Candidate, client: redis.Redis, queue: QueueRef,
-             clock: _Clock, state: dict[str, Any]) -> None:
+             clock: Clock, state: dict[str, Any]) -> None:
     """Fetch until drained, stopped, past the deadline, or past the claim cap."""
     state["barrier"].wait()
     try:
@@ -234,9 +235,10 @@ def _fail(state: dict[str, Any], index: int, exc: Exception) -> None:
     state["stop"].set()
 
 
-def _race(workers: int, target: Callable[..., None], args: Callable[[int], tuple[Any, ...]],
+def race(workers: int, target: Callable[..., None], args: Callable[[int], tuple[Any, ...]],
           state: dict[str, Any]) -> float:
-    """Run `workers` threads of `target` released together; return the wall time."""
+    """Run `workers` threads of `target(i, *args(i), state)` released together by
+    `state["barrier"]`, until they end or `state["deadline"]` passes; return the wall time."""
     state["barrier"] = threading.Barrier(workers + 1)
     threads = [threading.Thread(target=target, args=(i, *args(i), state), daemon=True)
                for i in range(workers)]
@@ -252,43 +254,21 @@ def _race(workers: int, target: Callable[..., None], args: Callable[[int], tuple
     return elapsed
 
 
-def run_concurrency(candidate: str | CandidateFactory, redis_url: str, profile: KeyProfile,
-                    workers: int = 8, jobs: int = 2000, seed: int = 0,
-                    time_limit: float = 60.0) -> Verdict:
-    """Add `jobs` jobs, race `workers` fetchers on them, and check exactly-once and order.
-
-    `candidate` is a `--candidate` spec or a factory; each worker builds and starts its own.
-    Only the keys of the run's queue are deleted afterwards.
-    """
+@contextlib.contextmanager
+def fleet(candidate: str | CandidateFactory, redis_url: str, profile: KeyProfile, size: int,
+          prefix: str) -> Iterator[tuple[QueueRef, list[Candidate], list[redis.Redis]]]:
+    """A run-unique queue named `<prefix>-<hex>`, and `size` started candidate instances with
+    a connection each. On exit they are closed and only the queue's keys are deleted."""
     if candidate == "bullmq-py":
         raise UsageError("--candidate bullmq-py patches the bullmq package's module-level clock "
                          "for each op, so instances cannot run in concurrent threads")
-    queue = QueueRef(profile, f"bmqc-conc-{secrets.token_hex(4)}")
-    built = [_build(candidate) for _ in range(workers)]
-    clients = [redis.Redis.from_url(redis_url, decode_responses=True) for _ in range(workers)]
+    queue = QueueRef(profile, f"{prefix}-{secrets.token_hex(4)}")
+    built = [build_candidate(candidate) for _ in range(size)]
+    clients = [redis.Redis.from_url(redis_url, decode_responses=True) for _ in range(size)]
     try:
         for cand in built:
             cand.start(redis_url, profile)
-        groups: dict[str, list[str]] = {"plain": [], **{f"tier {t}": [] for t in TIERS}}
-        added: list[str] = []
-        for kind, op in _plan(jobs, seed):
-            job_id = str(built[0].apply(clients[0], queue, op))
-            added.append(job_id)
-            if kind in groups:
-                groups[kind].append(job_id)
-        clock = _Clock(T0)
-        state: dict[str, Any] = {"stop": threading.Event(), "errors": [], "cap": 2 * jobs + 10,
-                                 "deadline": time.monotonic() + time_limit}
-        elapsed = _race(workers, _fetcher,
-                        lambda i: (built[i], clients[i], queue, clock), state)
-        verdict = Verdict(built[0].name, workers, added,
-                          sorted(clock.claims, key=lambda c: c.returned), elapsed,
-                          errors=state["errors"])
-        if "down" in state:
-            raise InfrastructureError(f"Redis went away mid-race: {state['down']}")
-        check_exactly_once(verdict)
-        check_order(verdict, list(groups.items()))
-        return verdict
+        yield queue, built, clients
     finally:
         from conformance.snapshot import delete_queue
 
@@ -300,7 +280,38 @@ def run_concurrency(candidate: str | CandidateFactory, redis_url: str, profile: 
             client.close()
 
 
-def _textbook_worker(index: int, client: redis.Redis, key: str, clock: _Clock,
+def run_concurrency(candidate: str | CandidateFactory, redis_url: str, profile: KeyProfile,
+                    workers: int = 8, jobs: int = 2000, seed: int = 0,
+                    time_limit: float = 60.0) -> Verdict:
+    """Add `jobs` jobs, race `workers` fetchers on them, and check exactly-once and order.
+
+    `candidate` is a `--candidate` spec or a factory; each worker builds and starts its own.
+    Only the keys of the run's queue are deleted afterwards.
+    """
+    with fleet(candidate, redis_url, profile, workers, "bmqc-conc") as (queue, built, clients):
+        groups: dict[str, list[str]] = {"plain": [], **{f"tier {t}": [] for t in TIERS}}
+        added: list[str] = []
+        for kind, op in _plan(jobs, seed):
+            job_id = str(built[0].apply(clients[0], queue, op))
+            added.append(job_id)
+            if kind in groups:
+                groups[kind].append(job_id)
+        clock = Clock(T0)
+        state: dict[str, Any] = {"stop": threading.Event(), "errors": [], "cap": 2 * jobs + 10,
+                                 "deadline": time.monotonic() + time_limit}
+        elapsed = race(workers, _fetcher,
+                        lambda i: (built[i], clients[i], queue, clock), state)
+        verdict = Verdict(built[0].name, workers, added,
+                          sorted(clock.claims, key=lambda c: c.returned), elapsed,
+                          errors=state["errors"])
+        if "down" in state:
+            raise InfrastructureError(f"Redis went away mid-race: {state['down']}")
+        check_exactly_once(verdict)
+        check_order(verdict, list(groups.items()))
+        return verdict
+
+
+def _textbook_worker(index: int, client: redis.Redis, key: str, clock: Clock,
                      respect_reply: bool, state: dict[str, Any]) -> None:
     """Poll the due range and claim with ZREM until the ZSET is empty."""
     state["barrier"].wait()
@@ -334,10 +345,10 @@ def textbook_claims(redis_url: str, workers: int = 8, jobs: int = 2000, seed: in
     try:
         members = {f"task:{i}": T0 + rng.randint(1, max(jobs // 4, 1)) for i in range(jobs)}
         clients[0].zadd(key, members)
-        clock = _Clock(T0)
+        clock = Clock(T0)
         state: dict[str, Any] = {"stop": threading.Event(), "errors": [],
                                  "deadline": time.monotonic() + time_limit}
-        elapsed = _race(workers, _textbook_worker,
+        elapsed = race(workers, _textbook_worker,
                         lambda i: (clients[i], key, clock, respect_reply), state)
         label = "textbook ZREM race" + ("" if respect_reply else " (ZREM reply ignored)")
         verdict = Verdict(label, workers, list(members),
@@ -359,15 +370,16 @@ def main(args: Any) -> int:
     from conformance import servers
     from conformance.session import profile_for
 
-    if args.workers < 1 or args.jobs < 1:
+    jobs = 2000 if args.jobs is None else args.jobs
+    if args.workers < 1 or jobs < 1:
         raise UsageError("--workers and --jobs must be at least 1")
     profile = profile_for(args.profile)
     with servers.provision(args.redis) as info:
         if args.textbook:
-            verdict = textbook_claims(info.url, args.workers, args.jobs, args.seed,
+            verdict = textbook_claims(info.url, args.workers, jobs, args.seed,
                                       time_limit=args.time_limit)
         else:
             verdict = run_concurrency(args.candidate, info.url, profile, args.workers,
-                                      args.jobs, args.seed, time_limit=args.time_limit)
+                                      jobs, args.seed, time_limit=args.time_limit)
     print(verdict.summary())
     return 0 if verdict.ok else 1

@@ -116,8 +116,8 @@ def _cases() -> list[Case]:
         _case("stale-key-new-ttl", "A stale key taken over by an add with ttl 5000 gets PX "
               "5000.", (dedup_add("b", "d1", ttl=5000),), ("stale",),
               {"id": {"string": "9"}, "de:d1": {"string": "9"}}),
-        _case("stale-key-taken-over", "A key without expiry naming a job that is gone is "
-              "taken over by the new job, with no deduplicated event.",
+        _case("stale-key-taken-over", "A key without expiry naming a gone job is taken over "
+              "by the new job, with no deduplicated event.",
               (dedup_add("b", "d1"),), ("stale",),
               {"id": {"string": "9"}, "de:d1": {"string": "9"}}),
         _case("expiring-key-dead-owner", "A key with an expiry naming a job that is gone "
@@ -128,8 +128,8 @@ def _cases() -> list[Case]:
               _owned("1", pttl=1000)),
         _case("no-extend-keeps-expiry", "Without extend a hit leaves the key's PX 1000.",
               (dedup_add("b", "d1", ttl=8000),), ("extend", "hit"), _owned("1", pttl=1000)),
-        _case("replace-delayed-owner", "replace with a delayed owner removes it, the new "
-              "delayed job owns the key, and deduplicated (new, old) comes before added.",
+        _case("replace-delayed-owner", "replace removes a delayed owner; the new job owns the "
+              "key; deduplicated (new, old) precedes added.",
               (dedup_add("b", "d1", ttl=5000, delay=3000, replace=True),), ("replace",),
               {"id": {"string": "1"}, "de:d1": {"string": {"value": "1", "pttl": 5000}},
                "delayed": zset([("1", (T + 3000) * 0x1000)]),

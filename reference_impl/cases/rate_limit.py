@@ -143,8 +143,8 @@ def _fetch_cases() -> list[Case]:
 
 def _push_back_cases() -> list[Case]:
     return [
-        _case("push-back-front", "A pushed-back job goes to wait's right end before wait [2], "
-              "gets marker 0 and returns the limiter's PTTL.",
+        _case("push-back-front", "A pushed-back job goes to wait's right end (before 2), "
+              "gets marker 0 and returns the PTTL.",
               (MoveJobFromActiveToWait("1"),), ("push-back",),
               {**_active(wait=wait_list("2"), **_limit(9007199254740991)),
                "2": job_hash({"name": "b"})}),
@@ -159,8 +159,8 @@ def _push_back_cases() -> list[Case]:
         _case("push-back-paused", "A push-back on a paused queue writes no marker.",
               (MoveJobFromActiveToWait("1"),), ("push-back",),
               _active(meta=job_hash({"paused": "1"}))),
-        _case("push-back-not-active", "A job not in active stays where it is, its lock is "
-              "deleted, no event is written and the PTTL is returned.",
+        _case("push-back-not-active", "A job not in active stays put, loses its lock, gets no "
+              "event, and the PTTL is returned.",
               (MoveJobFromActiveToWait("1"),), ("push-back-codes",),
               {**{k: v for k, v in _active().items() if k != "active"},
                **_limit(3)}),

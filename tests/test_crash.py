@@ -1,0 +1,254 @@
+"""conformance.selftest.crash: workers killed or frozen mid-job, jobs recovered by the stall
+check, every job completed exactly once, and the negative controls that must be caught."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+import redis
+
+from conformance import servers
+from conformance.candidates.base import Candidate, QueueRef
+from conformance.candidates.scripts import ScriptsCandidate
+from conformance.cli import main
+from conformance.errors import UsageError
+from conformance.resources import lua_dir
+from conformance.selftest.crash import plan_dooms, run_crash
+from conformance.selftest.crash_verdict import (
+    CrashVerdict,
+    Events,
+    Finish,
+    LockSet,
+    Outcome,
+    StallPass,
+    judge,
+)
+from conformance.snapshot import delete_queue
+from reference_impl.keys import BULLMQ
+from reference_impl.ops import Add, MoveToActive, Op, Result
+from reference_impl.worker_ops import MoveStalledJobsToWait, MoveToFinished
+
+
+def leftover(info: servers.ServerInfo) -> list[str]:
+    client = servers.client_for(info)
+    try:
+        return list(client.scan_iter(match="*bmqc-crash-*", count=1000))
+    finally:
+        client.close()
+
+
+def mutated(official: Path, tmp_path: Path, script: str, old: str, new: str) -> Path:
+    """A copy of the official scripts with one line of one script replaced."""
+    target = tmp_path / "scripts"
+    shutil.copytree(official, target)
+    path = target / script
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {script}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return target
+
+
+def assert_clean(verdict: CrashVerdict, jobs: int) -> None:
+    assert verdict.passed, verdict.report()
+    assert not verdict.lost and not verdict.duplicated and not verdict.moved_under_lock
+    assert verdict.successes == jobs == verdict.jobs
+    assert verdict.recovered >= verdict.killed + verdict.frozen, verdict.report()
+    # Each frozen worker's late finish is refused.
+    assert sum(verdict.refusals.values()) >= verdict.frozen, verdict.report()
+
+
+def test_official_scripts_recover_every_job(redis_server: servers.ServerInfo,
+                                            official_scripts: Path) -> None:
+    verdict = run_crash(f"scripts:{official_scripts}", redis_server.url, BULLMQ, workers=8,
+                        jobs=150, kill=3, freeze=2, seed=1)
+    assert_clean(verdict, 150)
+    assert (verdict.killed, verdict.frozen) == (3, 2)
+    assert verdict.recovered_from["killed"] == 3, verdict.report()
+    assert verdict.recovered_from["frozen"] == 2, verdict.report()
+    assert leftover(redis_server) == []
+
+
+def test_reference_recovers_every_job(redis_server: servers.ServerInfo) -> None:
+    verdict = run_crash("reference", redis_server.url, BULLMQ, workers=8, jobs=150, kill=3,
+                        freeze=2, seed=2)
+    assert_clean(verdict, 150)
+    assert (verdict.killed, verdict.frozen) == (3, 2)
+    assert verdict.recovered_from["killed"] == 3, verdict.report()
+    assert verdict.recovered_from["frozen"] == 2, verdict.report()
+    assert leftover(redis_server) == []
+
+
+class IgnoresTheToken:
+    """Negative control: finishes with token "0", which skips the lock check."""
+
+    def __init__(self, directory: Path) -> None:
+        self.inner = ScriptsCandidate(directory, label="finish-ignores-token")
+
+    name = property(lambda self: self.inner.name)
+    version = property(lambda self: self.inner.version)
+    capabilities = property(lambda self: self.inner.capabilities)
+
+    def start(self, redis_url: str, profile: object) -> None:
+        self.inner.start(redis_url, BULLMQ)
+
+    def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
+        if isinstance(op, MoveToFinished):
+            op = dataclasses.replace(op, token="0")
+        return self.inner.apply(client, queue, op)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("scripts", ["official", "reference"])
+def test_a_finish_that_ignores_the_lock_is_caught(redis_server: servers.ServerInfo,
+                                                  official_scripts: Path, scripts: str) -> None:
+    directory = official_scripts if scripts == "official" else lua_dir()
+    assert isinstance(IgnoresTheToken(directory), Candidate)
+    verdict = run_crash(lambda: IgnoresTheToken(directory), redis_server.url, BULLMQ,
+                        workers=6, jobs=60, kill=1, freeze=3, seed=3)
+    assert not verdict.passed
+    # The frozen workers complete jobs other workers hold, who then get -3.
+    assert verdict.finished_without_lock, verdict.report()
+    assert any("after" in item and "fetched it" in item
+               for item in verdict.finished_without_lock), verdict.report()
+    assert verdict.unexpected and not verdict.lost, verdict.report()
+    assert leftover(redis_server) == []
+
+
+@pytest.mark.parametrize(("script", "old", "new"), [
+    ("moveStalledJobsToWait-9.lua", 'if (rcall("EXISTS", jobKey .. ":lock") == 0) then',
+     "if true then"),
+    ("extendLock-2.lua", 'if rcall("SET", KEYS[1], ARGV[1], "PX", ARGV[2]) then', "if true then"),
+], ids=["stall-check-ignores-locks", "extend-lock-does-not-renew"])
+def test_moving_a_locked_job_is_caught(redis_server: servers.ServerInfo, official_scripts: Path,
+                                       tmp_path: Path, script: str, old: str, new: str) -> None:
+    broken = mutated(official_scripts, tmp_path, script, old, new)
+    verdict = run_crash(f"scripts:{broken}", redis_server.url, BULLMQ, workers=6, jobs=60,
+                        kill=0, freeze=0, seed=4)
+    assert not verdict.passed
+    assert verdict.moved_under_lock, verdict.report()
+    assert "moved under a live lock" in verdict.report()
+
+
+T = 100.0  # a monotonic origin for the synthetic events below (seconds)
+D = 100  # lock ms
+
+
+def run_of(locks: list[LockSet], finishes: list[Finish], passes: list[StallPass]) -> Events:
+    return Events(tuple(locks), tuple(finishes), tuple(passes))
+
+
+def verdict_of(events: Events, completed: set[str] | None = None) -> CrashVerdict:
+    return judge("x", ["1"], events, Outcome(frozenset(completed or {"1"}), {"wait": 0}),
+                 workers=1, killed=0, frozen=0, lock_ms=D, duration=1.0)
+
+
+def test_a_move_is_counted_only_inside_a_certain_lock_lifetime() -> None:
+    fetch = LockSet("1", "a", T, T + 0.01, fetch=True)
+    inside = run_of([fetch], [], [StallPass(T + 0.02, T + 0.05, ("1",))])
+    overlapping = run_of([fetch], [], [StallPass(T + 0.005, T + 0.03, ("1",))])
+    after = run_of([fetch], [], [StallPass(T + 0.06, T + 0.098, ("1",))])
+    late = run_of([fetch], [], [StallPass(T + 0.09, T + 0.12, ("1",))])
+    assert len(verdict_of(inside).moved_under_lock) == 1
+    for events in (overlapping, after, late):
+        assert not verdict_of(events).moved_under_lock
+
+
+def test_finishes_without_the_lock() -> None:
+    mine = LockSet("1", "a", T, T + 0.01, fetch=True)
+    theirs = LockSet("1", "b", T + 0.3, T + 0.31, fetch=True)
+    took_over = run_of([mine, theirs], [Finish("1", "a", T + 0.32, T + 0.33, 0)], [])
+    expired = run_of([mine], [Finish("1", "a", T + 0.2, T + 0.21, 0)], [])
+    renewed = run_of([mine, LockSet("1", "a", T + 0.08, T + 0.09)],
+                     [Finish("1", "a", T + 0.15, T + 0.16, 0)], [])
+    stranger = run_of([mine], [Finish("1", "z", T + 0.02, T + 0.03, 0)], [])
+    refused = run_of([mine, theirs], [Finish("1", "a", T + 0.32, T + 0.33, -6)], [])
+    found = [verdict_of(e).finished_without_lock
+             for e in (took_over, expired, renewed, stranger, refused)]
+    assert "after b fetched it" in found[0][0]
+    assert "after its lock expired" in found[1][0]
+    assert found[2] == () and found[4] == ()
+    assert "never fetched it" in found[3][0]
+
+
+def test_verdict_counts_and_report() -> None:
+    lock = LockSet("1", "a", T, T + 0.01, fetch=True)
+    events = run_of([lock], [Finish("1", "a", T + 0.02, T + 0.03, 0),
+                             Finish("1", "a", T + 0.04, T + 0.05, 0),
+                             Finish("1", "b", T + 0.04, T + 0.05, -3)], [])
+    verdict = judge("x", ["1", "2"], events, Outcome(frozenset({"1"}), {"wait": 1, "active": 0}),
+                    workers=1, killed=0, frozen=0, lock_ms=D, duration=1.0)
+    assert verdict.lost == ("2",) and verdict.duplicated == {"1": 2}
+    assert len(verdict.unexpected) == 1 and verdict.left == {"wait": 1}
+    assert verdict.violations == 4 and not verdict.passed
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.jobs = 3  # type: ignore[misc]
+    text = verdict.report()
+    assert "FAILED (4 violations)" in text and "lost: 2" in text and "left: wait 1" in text
+    assert len(text.splitlines()) <= 24
+
+
+def test_dooms_are_seeded_and_bounded() -> None:
+    assert plan_dooms(50, 3, 2, seed=9) == plan_dooms(50, 3, 2, seed=9)
+    dooms = plan_dooms(50, 3, 2, seed=9)
+    assert sorted(d.fate for d in dooms.values()) == ["frozen"] * 2 + ["killed"] * 3
+    assert all(1 <= n <= 50 for n in dooms)
+    with pytest.raises(UsageError):
+        plan_dooms(3, 2, 2, seed=0)
+
+
+def test_cli(redis_url: str, official_scripts: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["concurrency", "--crash", "--candidate", f"scripts:{official_scripts}",
+                 "--redis", redis_url, "--workers", "4", "--jobs", "40", "--kill", "2",
+                 "--freeze", "1", "--seed", "5"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "40 jobs, 4 workers, 2 killed, 1 frozen" in out and "PASSED" in out
+
+
+def test_cli_exits_1_when_caught(redis_url: str, official_scripts: Path, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    broken = mutated(official_scripts, tmp_path, "moveStalledJobsToWait-9.lua",
+                     'if (rcall("EXISTS", jobKey .. ":lock") == 0) then', "if true then")
+    code = main(["concurrency", "--crash", "--candidate", f"scripts:{broken}", "--redis",
+                 redis_url, "--workers", "4", "--jobs", "40"])
+    assert code == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_cli_usage_errors(redis_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["concurrency", "--crash", "--textbook", "--redis", redis_url]) == 2
+    assert main(["concurrency", "--crash", "--jobs", "3", "--kill", "4",
+                 "--redis", redis_url]) == 2
+    assert "--kill" in capsys.readouterr().err
+
+
+def test_help_documents_the_crash_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["concurrency", "--help"])
+    out = capsys.readouterr().out
+    for flag in ("--crash", "--kill", "--freeze", "--lock-ms"):
+        assert flag in out
+
+
+def test_a_stall_check_of_four_ids_is_a_list(redis_server: servers.ServerInfo,
+                                             official_scripts: Path) -> None:
+    # Four ids once came back as a fetch-next {job, ttl, next}.
+    cand = ScriptsCandidate(official_scripts)
+    client = servers.client_for(redis_server)
+    queue = QueueRef(BULLMQ, "bmqc-crash-four")
+    try:
+        for i in range(4):
+            cand.apply(client, queue, Add(name="j", timestamp=1, data={"i": i}))
+            cand.apply(client, queue, MoveToActive(now=2, token=f"t{i}"))
+        assert cand.apply(client, queue, MoveStalledJobsToWait(3)) == []
+        client.delete(*(queue.key(f"{i}:lock") for i in range(1, 5)), queue.key("stalled-check"))
+        ids = cand.apply(client, queue, MoveStalledJobsToWait(4, max_stalled_count=10))
+        assert sorted(ids) == ["1", "2", "3", "4"]  # type: ignore[arg-type]
+    finally:
+        delete_queue(client, queue)
+        client.close()
