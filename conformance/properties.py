@@ -211,7 +211,7 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise InfrastructureError(f"Redis connection lost: {exc}") from None
         self.ops.append(op)
-        expected = result_form(self.model.apply(op))
+        expected: Result = result_form(self.model.apply(op))
         lines = compare.compare_returns([expected], [actual], [_op_name(op)])
         snap = snapshot.take(self.ctx.client, self.queue)
         lines += compare.compare_keys(expected_keys(store_to_form(self.model.store)), snap.keys)
