@@ -151,6 +151,10 @@ WORKER_MUTANTS: tuple[Mutant, ...] = (
              "rcall('SET', deduplicationKey, jobId, 'PX', ttl)"),
             ("not rcall('SET', deduplicationKey, jobId, 'NX')",
              "not rcall('SET', deduplicationKey, jobId)")]),
+    mutant("dedup-extend-no-refresh", "extend does not refresh the dedup window on a hit",
+           [("    setWindowOwner(windowKey, ownerId, ttl)\n  else\n", "  else\n")],
+           [("                    setDeduplicationKey(deduplicationKey, currentDeduplicatedJobId,"
+             " deduplicationOpts)\n", "")]),
     mutant("dedup-hit-stores-job", "a deduplicated add still stores the new job",
            [("  logDeduplicated(eventsKey, job.maxEvents, ownerId, dedupId, job.id)\n"
              "  return ownerId\n",
