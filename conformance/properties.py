@@ -67,7 +67,7 @@ from reference_impl.ops import (
     op_to_dict,
 )
 from reference_impl.versions import Version
-from reference_impl.worker_ops import WORKER_OPS
+from reference_impl.worker_ops import WORKER_OPS, result_form
 
 #: Where every generated clock starts (2023-11-14T22:13:20Z, as in the vectors).
 START = T
@@ -211,7 +211,7 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise InfrastructureError(f"Redis connection lost: {exc}") from None
         self.ops.append(op)
-        expected = self.model.apply(op)
+        expected: Result = result_form(self.model.apply(op))
         lines = compare.compare_returns([expected], [actual], [_op_name(op)])
         snap = snapshot.take(self.ctx.client, self.queue)
         lines += compare.compare_keys(expected_keys(store_to_form(self.model.store)), snap.keys)

@@ -55,9 +55,11 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
     assert outcomes["band-bump/4097-saturates.until-5.8.6"] == "skipped"
     assert all(outcome == "skipped" for vid, outcome in outcomes.items() if ".until-" in vid)
     assert {r["area"] for r in doc["results"]} == {
-        "band-bump", "change-delay", "change-priority", "cluster", "delayed-score", "key-naming",
-        "next-wake", "pause", "priority-order", "promote-job", "promote-range", "properties",
-        "reschedule"}
+        "band-bump", "change-delay", "change-priority", "cluster", "deduplication",
+        "delayed-score", "finish", "finish-fetch", "finish-metrics", "finish-retention",
+        "job-updates", "key-naming", "locks", "next-wake", "pause", "priority-order",
+        "promote-job", "promote-range", "properties", "rate-limit", "reschedule", "retry",
+        "stalled"}
     cases = ET.parse(junit).getroot().iter("testcase")
     assert sum(1 for _ in cases) == len(doc["results"])
 
@@ -103,7 +105,7 @@ def test_protocol_judges_the_range_that_holds_it(tmp_path: Path, redis_url: str)
         proc = cli("run", "--redis", redis_url, "--protocol", bad, "-k", "4097")
         assert proc.returncode == 2, (bad, proc.stdout[-2000:])
         assert proc.stderr.count("\n") == 1 and "--protocol" in proc.stderr, proc.stderr
-        assert "5.0.0 up to 5.1.1" in proc.stderr and "6.0.0 up to 7.0.0" in proc.stderr
+        assert "5.0.0 up to 5.1.1" in proc.stderr and "6.3.7 up to 7.0.0" in proc.stderr
 
 
 def test_no_vector_selected_is_a_usage_error(redis_url: str) -> None:

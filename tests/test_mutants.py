@@ -12,7 +12,7 @@ import pytest
 from conformance import cli
 from conformance.resources import lua_dir
 from conformance.selftest import mutants
-from conformance.selftest.mutant_catalog import CATALOG, Mutant
+from conformance.selftest.mutant_catalog import CATALOG, QUEUE_MUTANTS, Mutant
 from conformance.session import profile_for
 from conformance.vectors import Vector
 
@@ -24,6 +24,12 @@ def test_catalog_has_at_least_25_uniquely_named_mutants() -> None:
     assert len(CATALOG) >= 25
     assert len(set(names)) == len(names)
     assert all(m.defect and m.ours and m.official for m in CATALOG)
+
+
+def test_the_worker_half_has_at_least_22_mutants() -> None:
+    worker = [m for m in CATALOG if m not in QUEUE_MUTANTS]
+    assert len(worker) >= 22
+    assert len(CATALOG) == len(QUEUE_MUTANTS) + len(worker)
 
 
 @pytest.mark.parametrize("mutant", CATALOG, ids=lambda m: m.name)
@@ -57,6 +63,27 @@ def test_unmatched_or_ambiguous_patterns_are_catalog_errors() -> None:
         mutants.check_catalog(LUA_DIR, [everywhere])
     with pytest.raises(mutants.CatalogError, match="duplicate"):
         mutants.check_catalog(LUA_DIR, [CATALOG[0], CATALOG[0]])
+
+
+def test_affected_scripts_follow_includes(tmp_path: Path, official_scripts: Path) -> None:
+    # removeLock is one include of ours, inlined into each official script that takes a job
+    # out of active: either way the same scripts are affected.
+    mutant = next(m for m in CATALOG if m.name == "lock-key-kept")
+    for source in (LUA_DIR, official_scripts):
+        target = tmp_path / source.name
+        mutants.write_mutant(source, target, mutant)
+        affected = mutants.affected_scripts(mutants.resolved_scripts(source), target)
+        assert {"moveToFinished", "retryJob", "moveToDelayed"} <= affected
+        assert not affected & {"moveToActive", "addStandardJob", "moveStalledJobsToWait"}
+
+
+def test_scripts_called_by_a_vector(all_vectors: list[Vector]) -> None:
+    by_id = {v.id: v for v in all_vectors}
+    assert mutants.scripts_called(by_id["pause/legacy-rename"]) >= {"pause"}
+    adds = [v for v in all_vectors if v.when and type(v.when[0]).__name__ == "Add"]
+    assert {"addStandardJob", "addDelayedJob", "addPrioritizedJob"} <= \
+        mutants.scripts_called(adds[0])
+    assert mutants.script_name("moveToFinished-14.lua") == "moveToFinished"
 
 
 def test_big_vectors_run_last(all_vectors: list[Vector]) -> None:

@@ -44,7 +44,7 @@ def test_reports_carry_the_run_info(runs: Runs, redis_server: Any) -> None:
         assert document["totals"] == {o: outcomes.count(o) for o in OUTCOMES}
     assert passing["candidate"] == "reference"
     assert failing["candidate"].startswith("scripts:") and failing["candidate"].endswith("lua")
-    assert "(8/9 scripts)" in failing["candidate_version"]  # changeDelay-4.lua removed
+    assert "(21/22 scripts)" in failing["candidate_version"]  # changeDelay-4.lua removed
 
 
 def test_results_carry_the_protocol_and_the_range(runs: Runs) -> None:

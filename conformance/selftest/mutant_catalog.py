@@ -5,30 +5,20 @@ scripts in `lua/` (`ours`: each pattern lives in exactly one include or top-leve
 for the official PyPI bullmq scripts (`official`: inlined, so a pattern is replaced in every
 file that contains it). Every pattern must match in its target directory; one that matches
 nothing is a catalog error, never a surviving mutant.
+
+This module holds the queue half's mutants and joins the worker half's: `mutant_catalog_finish`
+(moveToFinished and the lock check) and `mutant_catalog_worker` (retry, the stall check, lock
+renewal, rate limits, deduplication, removal and job updates).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from conformance.selftest.mutant_catalog_finish import FINISH_MUTANTS
+from conformance.selftest.mutant_catalog_worker import WORKER_MUTANTS
+from conformance.selftest.mutant_types import Mutant, Replacement
+from conformance.selftest.mutant_types import mutant as _m
 
-#: One replacement: (exact original text, replacement text).
-Replacement = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """A named defect class and its replacements for our `lua/` and for the official scripts."""
-
-    name: str
-    defect: str
-    ours: tuple[Replacement, ...]
-    official: tuple[Replacement, ...]
-
-
-def _m(name: str, defect: str, ours: list[Replacement],
-       official: list[Replacement]) -> Mutant:
-    return Mutant(name, defect, tuple(ours), tuple(official))
-
+__all__ = ["CATALOG", "EVERY_ENTRY_DIFFERS", "QUEUE_MUTANTS", "Mutant", "Replacement"]
 
 _OURS_BAND = ("  local bandFloor = fireAt * 0x1000\n"
               "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n")
@@ -57,7 +47,8 @@ def _reuse_counter(counter_key: str) -> str:
             f'{counter_key}) or 0) % 0x100000000, jobId)')
 
 
-CATALOG: tuple[Mutant, ...] = (
+#: The queue half: delayed scores, the sweep, adds, priorities, fetch, markers, lifecycle.
+QUEUE_MUTANTS: tuple[Mutant, ...] = (
     # --- delayed scores (PROTOCOL §3) ---
     _m("shift-0x800", "wrong shift: F*0x800 instead of F*0x1000",
        [(_OURS_BAND, _OURS_BAND.replace("0x1000", "0x800"))],
@@ -221,6 +212,9 @@ CATALOG: tuple[Mutant, ...] = (
          "prioritizedKey) > 0 then\n")],
        [('priority jobs\n        rcall("ZADD", markerKey, 0, "0")\n', "priority jobs\n")]),
 )
+
+#: Every mutant `bullmq-conformance mutants` runs: the queue half, then the worker half.
+CATALOG: tuple[Mutant, ...] = QUEUE_MUTANTS + FINISH_MUTANTS + WORKER_MUTANTS
 
 _OURS_CEILING = "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n"
 _SHIFT_BAND = ('  for _, member in ipairs(rcall("ZRANGEBYSCORE", delayedKey, fireAt * 0x1000, '

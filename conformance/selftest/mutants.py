@@ -3,9 +3,11 @@
 For each mutant of `conformance.mutant_catalog`, the scripts directory is copied to a temporary
 directory, the mutant's textual replacements are applied, and the vectors are run against the
 copy (`ScriptsCandidate` + `run_vector`, in-process, on one Redis) until one fails or errors:
-the mutant is *killed* by that vector. A mutant no vector catches *survived*. Vectors run cheap
-first (fewest ops, seeded and expected members), and the small vectors that killed earlier
-mutants are tried first, so most mutants die within a few vectors.
+the mutant is *killed* by that vector. A mutant no vector catches *survived*. Vectors that call a
+script the mutant changed (after its includes are inlined) run first, since no other vector can
+tell the copy from the original; among them, the small vectors that killed earlier mutants come
+first, then the rest cheap first (fewest ops, seeded and expected members). So most mutants die
+within a few vectors; the other vectors still run, last, before a mutant is declared a survivor.
 
 A killing vector must pass on the unmutated scripts; one that does not is excluded (and named),
 so a directory with known failures still gets a meaningful score.
@@ -28,6 +30,7 @@ from typing import Literal
 
 import redis
 
+from conformance.candidates.lua_includes import resolve
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import Exit, HarnessError, UsageError
 from conformance.outcomes import Outcome
@@ -39,6 +42,7 @@ from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
+from reference_impl.ops import OP_NAMES
 
 EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = Exit.OK, Exit.FAILED, Exit.USAGE
 
@@ -46,6 +50,14 @@ EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = Exit.OK, Exit.FAILED, Exit.USAGE
 Flavor = Literal["includes", "inlined"]
 #: Killing vectors up to this cost are tried first on later mutants; big ones stay in place.
 CHEAP_KILLER_COST = 1000
+
+
+#: The scripts an op may call, where that is not the script named like the op.
+OP_SCRIPTS: dict[str, tuple[str, ...]] = {
+    "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
+    "resume": ("pause",),
+}
+_OP_NAME_OF = {cls: name for name, cls in OP_NAMES.items()}
 
 
 class CatalogError(HarnessError):
@@ -167,6 +179,32 @@ def order_vectors(vectors: Iterable[Vector], profile: KeyProfile) -> list[Vector
     return sorted(runnable, key=vector_cost)
 
 
+def script_name(file_name: str) -> str:
+    """`moveToFinished` for `moveToFinished-14.lua`."""
+    return file_name.removesuffix(".lua").rsplit("-", 1)[0]
+
+
+def scripts_called(vector: Vector) -> frozenset[str]:
+    """The names of the scripts the vector's ops call (`add` may call any add script)."""
+    names: set[str] = set()
+    for op in vector.when:
+        name = _OP_NAME_OF.get(type(op), "")
+        names.update(OP_SCRIPTS.get(name, (name,)))
+    return frozenset(names)
+
+
+def resolved_scripts(directory: Path) -> dict[str, str]:
+    """Each top-level script of `directory` with its includes inlined, by file name."""
+    return {path.name: resolve(path) for path in sorted(directory.glob("*.lua"))}
+
+
+def affected_scripts(original: dict[str, str], mutated: Path) -> frozenset[str]:
+    """The names of the top-level scripts whose inlined text the mutant changed."""
+    now = resolved_scripts(mutated)
+    return frozenset(script_name(name) for name, text in original.items()
+                     if now.get(name) != text)
+
+
 def older_variants(vectors: Iterable[Vector]) -> dict[str, list[Vector]]:
     """Current vector id -> the variants of the same ops for older ranges, newest first."""
     found: dict[str, list[Vector]] = {}
@@ -194,6 +232,8 @@ class MutationRun:
         self._killers: list[Vector] = []
         self._baseline = ScriptsCandidate(source, "baseline")
         self._baseline_ok: dict[str, bool] = {}
+        self._resolved = resolved_scripts(source)
+        self._calls = {vector.id: scripts_called(vector) for vector in vectors}
 
     def _passes_unmutated(self, vector: Vector) -> bool:
         if vector.id not in self._baseline_ok:
@@ -211,8 +251,10 @@ class MutationRun:
         candidate = ScriptsCandidate(target, f"mutant:{mutant.name}")
         killer: Vector | None = None
         try:
+            affected = affected_scripts(self._resolved, target)
             tried: set[str] = set()
-            for vector in [*self._killers, *self.vectors]:
+            for vector in sorted([*self._killers, *self.vectors],
+                                 key=lambda v: not self._calls[v.id] & affected):
                 if vector.id in tried or self._baseline_ok.get(vector.id) is False:
                     continue
                 tried.add(vector.id)

@@ -123,9 +123,9 @@ def _cases() -> list[Case]:
         _case("expiring-key-dead-owner", "A key with an expiry naming a job that is gone "
               "still deduplicates to it.", (dedup_add("b", "d1"),), ("stale",),
               {"id": {"string": "9"}, "de:d1": {"string": {"value": "9", "pttl": 5000}}}),
-        _case("extend-refreshes", "extend with ttl 8000 re-SETs de:d1 to the owner with PX "
-              "8000.", (dedup_add("b", "d1", ttl=8000, extend=True),), ("extend", "hit"),
-              _owned("1", pttl=1000)),
+        _case("extend-refreshes", "extend with ttl 5000 re-SETs de:d1 (PX 60000 left) to the "
+              "owner with PX 5000.", (dedup_add("b", "d1", ttl=5000, extend=True),),
+              ("extend", "hit"), _owned("1", pttl=60000)),
         _case("no-extend-keeps-expiry", "Without extend a hit leaves the key's PX 1000.",
               (dedup_add("b", "d1", ttl=8000),), ("extend", "hit"), _owned("1", pttl=1000)),
         _case("replace-delayed-owner", "replace removes a delayed owner; the new job owns the "
