@@ -3,6 +3,7 @@ to a short vector that loads, validates and reproduces the failure."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -146,5 +147,6 @@ def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
     when = yaml.safe_load(result.vector_yaml)[0]["when"]
     assert [step["op"] for step in when] == ["add", "add", "add"]
     assert len({(s["timestamp"], s["opts"].get("delay")) for s in when}) == 1  # one fire time
-    assert "expected score 6963200000004098 (F=1700000000001 +2), actual " \
-           "6963200000004097 (F=1700000000001 +1)" in (result.failure or "")
+    # the third job of a millisecond bumped to +1, like the second, instead of +2
+    assert re.search(r"expected score \d+ \(F=(\d+) \+2\), actual \d+ \(F=\1 \+1\)",
+                     result.failure or ""), result.failure
