@@ -82,8 +82,10 @@ def _remove_cases() -> list[Case]:
               "event.", (RemoveJob("7"),), ("remove-guards",), _job("wait")),
         _case("remove-stateless", "removeJob of a hash in no state emits removed prev "
               "unknown.", (RemoveJob("1"),), ("remove-state",), _job()),
+        # removeChildren false: a seeded :dependencies names children the call must not chase
         _case("remove-job-keys", "removeJob deletes :logs, :dependencies, :processed, "
-              ":failed and :unsuccessful with the hash.", (RemoveJob("1"),), ("remove-keys",),
+              ":failed and :unsuccessful with the hash.", (RemoveJob("1", False),),
+              ("remove-keys",),
               {**_job("completed"), "1:logs": wait_list("l1"),
                "1:dependencies": {"set": ["bull:q:9"]},
                "1:processed": job_hash({"bull:q:8": "1"}),
