@@ -69,8 +69,6 @@ class QueueCore:
         """Whether the protocol modelled is `boundary` or later."""
         return self.protocol >= boundary
 
-    _since = since  # the name the worker modules were written against
-
     def _paused(self) -> bool:
         return self.store.hget("meta", "paused") is not None
 
