@@ -54,10 +54,22 @@ class SignalGuard:
         global _ACTIVE
         previous = {signum: signal.signal(signum, self._handle) for signum in CAUGHT}
         outer, _ACTIVE = _ACTIVE, self
+        outer_hook = sys.unraisablehook
+
+        def unraisable(info: sys.UnraisableHookArgs) -> None:
+            # Our interrupt raised in a finalizer is dropped by Python and delivered again
+            # (`_again`); printing "Exception ignored in ..." with its traceback would only be
+            # noise on the one-line stop message.
+            if isinstance(info.exc_value, KeyboardInterrupt) and self.received is not None:
+                return
+            outer_hook(info)
+
+        sys.unraisablehook = unraisable
         try:
             yield self
         finally:
             _ACTIVE = outer
+            sys.unraisablehook = outer_hook
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import signals
 from tests.fault_helpers import (
     FAULTY_ADAPTER,
     PAST_20,
@@ -167,3 +168,26 @@ def test_a_signal_while_the_adapter_starts(server: ServerProcess) -> None:
     assert ended.code == 143, ended.out[-2000:] + ended.err
     assert time.monotonic() - sent < PROMPT_S
     assert not survivors(adapters)
+
+
+def test_an_interrupt_dropped_in_a_finalizer_is_not_printed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python reports an exception raised in __del__ (sys.unraisablehook) and drops it; our
+    interrupt is delivered again instead, so only other exceptions reach the outer hook."""
+    seen: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_value))
+
+    class Raises:
+        def __init__(self, exc: BaseException) -> None:
+            self.exc = exc
+
+        def __del__(self) -> None:
+            raise self.exc
+
+    guard = signals.SignalGuard()
+    with guard.installed():
+        guard.received = signal.SIGINT
+        guard.acknowledge()  # nothing to deliver again in this test
+        Raises(KeyboardInterrupt())
+        Raises(ValueError("a real bug"))
+    assert [type(exc) for exc in seen] == [ValueError]
