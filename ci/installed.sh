@@ -55,8 +55,9 @@ from pathlib import Path
 repo, dist = Path(sys.argv[1]), Path(sys.argv[2])
 wheel = zipfile.ZipFile(next(dist.glob("*.whl"))).namelist()
 sdist = tarfile.open(next(dist.glob("*.tar.gz"))).getnames()
-wanted = {f"conformance/bundled/vectors/{p.name}" for p in (repo / "vectors").iterdir()
-          if p.suffix in (".yaml", ".json")}
+vectors = repo / "vectors"
+wanted = {f"conformance/bundled/vectors/{p.relative_to(vectors).as_posix()}"
+          for pattern in ("*.yaml", "*.json", "json/*.json") for p in vectors.glob(pattern)}
 wanted |= {f"conformance/bundled/lua/{p.relative_to(repo / 'lua')}"
            for p in (repo / "lua").rglob("*.lua")}
 wanted |= {f"conformance/bundled/{p.relative_to(repo / 'conformance/bundled')}"

@@ -247,7 +247,7 @@ def expectations_write(args: argparse.Namespace) -> int:
 
 
 def vectors_regenerate(args: argparse.Namespace) -> int:
-    """Write every vector file from reference_impl."""
+    """Write every vector file (YAML, and JSON under json/) from reference_impl."""
     from conformance.resources import installed_from_wheel, vectors_dir
     from reference_impl.generate import write_all
 
@@ -258,14 +258,15 @@ def vectors_regenerate(args: argparse.Namespace) -> int:
         args.out = vectors_dir()
     args.out.mkdir(parents=True, exist_ok=True)
     written = write_all(args.out)
-    print(f"wrote {len(written)} vector files to {args.out}")
+    print(f"wrote {len(written)} vector files (YAML, and JSON under json/) to {args.out}")
     return Exit.OK
 
 
 def vectors_check(args: argparse.Namespace) -> int:
-    """Validate the vector files and compare them with a fresh regeneration."""
+    """Validate the vector files and compare them, and their JSON twins, with a fresh
+    regeneration."""
     from conformance.vectors import iter_vectors, load_dir
-    from reference_impl.generate import render_all
+    from reference_impl.generate import GENERATED_GLOBS, render_all
 
     files = load_dir(args.vectors)
     fresh = render_all()
@@ -277,7 +278,8 @@ def vectors_check(args: argparse.Namespace) -> int:
         elif path.read_text(encoding="utf-8") != text:
             problems.append(f"{path}: differs from a fresh regeneration; run "
                             "`bullmq-conformance vectors regenerate`")
-    on_disk = {p.name for p in args.vectors.glob("*.yaml")}
+    on_disk = {p.relative_to(args.vectors).as_posix()
+               for pattern in GENERATED_GLOBS for p in args.vectors.glob(pattern)}
     problems += [f"{args.vectors / n}: not produced by the generator"
                  for n in sorted(on_disk - set(fresh))]
     for problem in problems:
@@ -285,6 +287,6 @@ def vectors_check(args: argparse.Namespace) -> int:
     if problems:
         return Exit.USAGE
     count = sum(1 for _ in iter_vectors(files))
-    print(f"{len(files)} files, {count} vectors: schema valid, ids unique, identical to a fresh "
-          "regeneration")
+    print(f"{len(files)} files (and their JSON twins), {count} vectors: schema valid, ids "
+          "unique, identical to a fresh regeneration")
     return Exit.OK

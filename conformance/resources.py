@@ -2,7 +2,8 @@
 
 Everything the command line reads at run time ships in the wheel under `conformance/bundled/`:
 
-    vectors/        the vector files and their schema.json (the repository's top-level vectors/)
+    vectors/        the vector files, their JSON twins in json/, and schema.json (the
+                    repository's top-level vectors/)
     lua/            the reference scripts and includes/ (the repository's top-level lua/)
     schemas/        report.schema.json and adapter-protocol.schema.json
     examples/       python_adapter.py, the example adapter of docs/ADAPTERS.md

@@ -1,4 +1,5 @@
-"""Render the vector files: each area's cases with the model's expectations, as YAML.
+"""Render the vector files: each area's cases with the model's expectations, as YAML, and the
+same documents as JSON under `json/` for readers without a YAML parser.
 
 This is the vector *generator* (cases in, files out). What the protocol does is in the model
 (`reference_impl.model`) and the expected state a run compares against (`reference_impl.expected`);
@@ -8,6 +9,7 @@ the runner uses those and the vector files, never this module.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,6 +25,8 @@ from reference_impl.ops import op_to_dict
 from reference_impl.versions import Range
 
 SCHEMA_VERSION = 2
+#: Every file the generator writes, as globs relative to the vector directory.
+GENERATED_GLOBS = ("*.yaml", "json/*.json")
 PROTOCOL = "bullmq"
 #: The flag every vector of an older protocol range carries.
 OLDER_FLAG = "older-protocol"
@@ -181,16 +185,39 @@ def all_areas() -> list[Area]:
     return sorted(areas, key=lambda a: a.name)
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dump_json(document: dict[str, Any]) -> str:
+    """Deterministic JSON text of the same document: one line per header key and one compact
+    line per test, so that a changed test is a one-line diff."""
+    lines = []
+    for key, value in document.items():
+        if key == "tests" and value:
+            text = "[\n" + ",\n".join(_json(test) for test in value) + "\n]"
+        else:
+            text = _json(value)
+        lines.append(f"{_json(key)}:{text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def render_all(areas: Iterable[Area] | None = None) -> dict[str, str]:
-    """File name -> YAML text for every area."""
-    return {f"{a.name}.yaml": dump(render_area(a)) for a in (areas or all_areas())}
+    """Relative path -> text of every generated file: `<area>.yaml` and `json/<area>.json`."""
+    files = {}
+    for area in areas or all_areas():
+        document = render_area(area)
+        files[f"{area.name}.yaml"] = dump(document)
+        files[f"json/{area.name}.json"] = dump_json(document)
+    return files
 
 
 def write_all(directory: Path) -> list[Path]:
-    """Write every vector file into `directory`; returns the paths written."""
+    """Write every generated file under `directory`; returns the paths written."""
     written = []
     for name, text in render_all().items():
         path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
