@@ -73,10 +73,11 @@ RULES: dict[str, str] = {
 }
 
 
-def version_ranges(case: Case) -> list[tuple[Range, dict[str, Any]]]:
+def version_ranges(case: Case, since: versions.Version | None = None
+                   ) -> list[tuple[Range, dict[str, Any]]]:
     """The model's expectation at every state boundary, merged where it does not change:
     (range, expect) pairs, newest first. Boundaries the case cannot observe disappear here."""
-    floor = case.since or versions.EARLIEST
+    floor = case.since or since or versions.EARLIEST
     eras = [floor, *(era for era in versions.STATE_BOUNDARIES if era > floor)]
     groups: list[tuple[versions.Version, dict[str, Any]]] = []
     for era in eras:
@@ -121,7 +122,7 @@ def render_area(area: Area) -> dict[str, Any]:
     if missing:
         raise ValueError(f"{area.name}: flags without notes: {sorted(missing)}")
     tests = [_test(area, case, span, expect)
-             for case in area.cases for span, expect in version_ranges(case)]
+             for case in area.cases for span, expect in version_ranges(case, area.since)]
     all_notes = dict(area.notes)
     if any(OLDER_FLAG in test["flags"] for test in tests):
         used.add(OLDER_FLAG)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from reference_impl.queue_core import JOB_NOT_EXIST
 from reference_impl.store import JsonText
 from reference_impl.worker_ops import AddLog, RemoveJob, UpdateData, UpdateProgress
 
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
 
-JOB_NOT_EXIST = -1
 JOB_BELONGS_TO_SCHEDULER = -8
 #: The keys a removed or discarded job leaves behind, as suffixes after `<id>`.
 JOB_KEY_SUFFIXES = ("", ":logs", ":dependencies", ":processed", ":failed", ":unsuccessful")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from reference_impl import scores, versions
 from reference_impl.job_updates import remove_job_keys
+from reference_impl.queue_core import JOB_NOT_EXIST
 from reference_impl.worker_ops import (
     GetRateLimitTtl,
     MoveJobFromActiveToWait,
@@ -21,7 +22,6 @@ from reference_impl.worker_ops import (
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
 
-JOB_NOT_EXIST = -1
 
 
 def _pttl_result(pttl: int) -> int | Pttl:

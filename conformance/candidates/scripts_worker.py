@@ -7,12 +7,12 @@ finished set (`completed` or `failed`), `{dedup}` a deduplication id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import msgpack
 
+from reference_impl.job_updates import client_json
 from reference_impl.ops import Result
 from reference_impl.worker_ops import (
     AddLog,
@@ -86,11 +86,6 @@ def worker_opts(token: str, lock_duration: int | None, limiter: Mapping[str, int
     if name is not None:
         opts["name"] = name
     return opts
-
-
-def client_json(value: Any) -> str:
-    """JSON as npm bullmq sends it (JSON.stringify: compact)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _finish(call: Caller, base: str, op: MoveToFinished) -> Any:

@@ -49,6 +49,9 @@ class Area:
     description: str
     notes: Mapping[str, Flag]
     cases: tuple[Case, ...]
+    #: The earliest protocol version every case of the area is claimed for, unless a case
+    #: says otherwise (the worker half's areas: versions.WORKER_SINCE).
+    since: Version | None = None
 
 
 def add(

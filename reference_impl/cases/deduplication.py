@@ -88,73 +88,67 @@ def _owned(owner: str, dedup_id: str = "d1", pttl: int | None = None, **extra: A
     return given
 
 
-def _case(name: str, description: str, when: tuple[Any, ...], flags: tuple[str, ...],
-          given: dict[str, Any] | None = None) -> Case:
-    return Case(name, description, when, flags, given=given or {},
-                since=versions.WORKER_SINCE)
-
-
 def _cases() -> list[Case]:
     return [
-        _case("first-add-owns", "A standard add with deduplication d1 becomes job 1, writes "
+        Case("first-add-owns", "A standard add with deduplication d1 becomes job 1, writes "
               "de:d1 = 1 without expiry and deid d1.", (dedup_add("a", "d1"),), ("owner",)),
-        _case("first-add-ttl", "An add with ttl 5000 writes de:d2 = 1 with PX 5000.",
+        Case("first-add-ttl", "An add with ttl 5000 writes de:d2 = 1 with PX 5000.",
               (dedup_add("a", "d2", ttl=5000),), ("owner",)),
-        _case("first-delayed-add", "A delayed add with a deduplication id is scored and owns "
+        Case("first-delayed-add", "A delayed add with a deduplication id is scored and owns "
               "the key.", (dedup_add("a", "d1", delay=2000),), ("owner",)),
-        _case("first-prioritized-add", "A prioritized add with a deduplication id gets pc 1 "
+        Case("first-prioritized-add", "A prioritized add with a deduplication id gets pc 1 "
               "and owns the key.", (dedup_add("a", "d1", priority=3),), ("owner",)),
-        _case("second-add-deduplicated", "A second add with d1 returns 1, leaves id at 2 and "
+        Case("second-add-deduplicated", "A second add with d1 returns 1, leaves id at 2 and "
               "writes no job 2.", (dedup_add("a", "d1"), dedup_add("b", "d1")),
               ("hit", "owner")),
-        _case("delayed-add-deduplicated", "A delayed add hitting d1 writes nothing to "
+        Case("delayed-add-deduplicated", "A delayed add hitting d1 writes nothing to "
               "delayed and no marker.", (dedup_add("b", "d1", delay=2000),), ("hit",),
               _owned("1")),
-        _case("prioritized-add-deduplicated", "A prioritized add hitting d1 leaves pc "
+        Case("prioritized-add-deduplicated", "A prioritized add hitting d1 leaves pc "
               "untouched.", (dedup_add("b", "d1", priority=3),), ("hit",),
               _owned("1", pc={"string": "4"})),
-        _case("stale-key-new-ttl", "A stale key taken over by an add with ttl 5000 gets PX "
+        Case("stale-key-new-ttl", "A stale key taken over by an add with ttl 5000 gets PX "
               "5000.", (dedup_add("b", "d1", ttl=5000),), ("stale",),
               {"id": {"string": "9"}, "de:d1": {"string": "9"}}),
-        _case("stale-key-taken-over", "A key without expiry naming a gone job is taken over "
+        Case("stale-key-taken-over", "A key without expiry naming a gone job is taken over "
               "by the new job, with no deduplicated event.",
               (dedup_add("b", "d1"),), ("stale",),
               {"id": {"string": "9"}, "de:d1": {"string": "9"}}),
-        _case("expiring-key-dead-owner", "A key with an expiry naming a job that is gone "
+        Case("expiring-key-dead-owner", "A key with an expiry naming a job that is gone "
               "still deduplicates to it.", (dedup_add("b", "d1"),), ("stale",),
               {"id": {"string": "9"}, "de:d1": {"string": {"value": "9", "pttl": 5000}}}),
-        _case("extend-refreshes", "extend with ttl 5000 re-SETs de:d1 (PX 60000 left) to the "
+        Case("extend-refreshes", "extend with ttl 5000 re-SETs de:d1 (PX 60000 left) to the "
               "owner with PX 5000.", (dedup_add("b", "d1", ttl=5000, extend=True),),
               ("extend", "hit"), _owned("1", pttl=60000)),
-        _case("no-extend-keeps-expiry", "Without extend a hit leaves the key's PX 1000.",
+        Case("no-extend-keeps-expiry", "Without extend a hit leaves the key's PX 1000.",
               (dedup_add("b", "d1", ttl=8000),), ("extend", "hit"), _owned("1", pttl=1000)),
-        _case("replace-delayed-owner", "replace removes a delayed owner; the new job owns the "
+        Case("replace-delayed-owner", "replace removes a delayed owner; the new job owns the "
               "key; deduplicated (new, old) precedes added.",
               (dedup_add("b", "d1", ttl=5000, delay=3000, replace=True),), ("replace",),
               {"id": {"string": "1"}, "de:d1": {"string": {"value": "1", "pttl": 5000}},
                "delayed": zset([("1", (T + 3000) * 0x1000)]),
                "1": job_hash({"name": "a", "timestamp": str(T), "delay": "3000",
                               "priority": "0", "deid": "d1"})}),
-        _case("replace-waiting-owner", "replace with an owner in wait returns the owner's id "
+        Case("replace-waiting-owner", "replace with an owner in wait returns the owner's id "
               "and emits no deduplicated event.",
               (dedup_add("b", "d1", ttl=5000, delay=3000, replace=True),), ("replace",),
               _owned("1", pttl=5000)),
-        _case("custom-id-duplicate-first", "An add of existing custom id x with a new "
+        Case("custom-id-duplicate-first", "An add of existing custom id x with a new "
               "deduplication id emits duplicated and writes no de: key.",
               (dedup_add("b", "d9", job_id="x"),), ("custom-id",),
               {"id": {"string": "1"}, "wait": wait_list("x"),
                "x": job_hash({"name": "a", "timestamp": str(T)})}),
-        _case("remove-key-owner", "removeDeduplicationKey(d1, 1) deletes the key and "
+        Case("remove-key-owner", "removeDeduplicationKey(d1, 1) deletes the key and "
               "returns 1.", (RemoveDeduplicationKey("d1", "1"),), ("remove-key",),
               _owned("1", pttl=5000)),
-        _case("remove-key-other-job", "removeDeduplicationKey(d1, 2) keeps the key of job "
+        Case("remove-key-other-job", "removeDeduplicationKey(d1, 2) keeps the key of job "
               "1 and returns 0.", (RemoveDeduplicationKey("d1", "2"),), ("remove-key",),
               _owned("1")),
-        _case("remove-key-missing", "removeDeduplicationKey without a key returns 0.",
+        Case("remove-key-missing", "removeDeduplicationKey without a key returns 0.",
               (RemoveDeduplicationKey("d1", "1"),), ("remove-key",)),
-        _case("remove-job-releases", "removeJob of the owner deletes de:d1 while its PX "
+        Case("remove-job-releases", "removeJob of the owner deletes de:d1 while its PX "
               "runs.", (RemoveJob("1"),), ("remove-job",), _owned("1", pttl=5000)),
-        _case("remove-job-other-owner", "removeJob of a job whose deid key names another "
+        Case("remove-job-other-owner", "removeJob of a job whose deid key names another "
               "job leaves the key.", (RemoveJob("2"),), ("remove-job",),
               {**_owned("1"), "2": job_hash({"name": "b", "deid": "d1"})}),
     ]
@@ -167,4 +161,5 @@ AREA = Area(
     "removeDeduplicationKey-1 and removeJob-2 (release on completion is in finish).",
     NOTES,
     tuple(_cases()),
+    since=versions.WORKER_SINCE,
 )

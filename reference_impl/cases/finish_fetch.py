@@ -68,64 +68,62 @@ def _fetching(**kwargs: Any) -> MoveToFinished:
 
 
 def _cases() -> list[Case]:
-    w = versions.WORKER_SINCE
     due = (NOW - 1000) * S
     later = (NOW + 5000) * S + 3
     return [
         Case("fetch-job", "fetch-next takes job 2 from wait, locks it for lockDuration and "
              "returns it; no drained.", (_fetching(),), ("fetch-job", "drained"),
-             given=active_job(wait=wait_list("2"), **{"2": _waiting()}), since=w),
+             given=active_job(wait=wait_list("2"), **{"2": _waiting()})),
         Case("fetch-promotes-due",
              "fetch-next promotes a delayed job due at now - 1 s and hands it out.",
              (_fetching(),), ("fetch-sweep", "fetch-job"),
              given=active_job(delayed=zset([("d", due)]),
-                              d=_waiting("later", delay="59000")), since=w),
+                              d=_waiting("later", delay="59000"))),
         Case("fetch-rate-limited",
              "With meta max 1 reached and 5 s left on the limiter, the reply's ttl is the PTTL; "
              "2 waits.", (_fetching(),), ("fetch-limited",),
              given=active_job(wait=wait_list("2"), meta=job_hash({"max": "1"}),
                               limiter={"string": {"value": "1", "pttl": 5000}},
-                              **{"2": _waiting()}), since=w),
+                              **{"2": _waiting()})),
         Case("fetch-starts-limiter-window",
              "With a worker limiter {max 5, duration 1000} the fetched job sets limiter 1 PX "
              "1000.", (_fetching(limiter={"max": 5, "duration": 1000}),), ("fetch-limited",),
-             given=active_job(wait=wait_list("2"), **{"2": _waiting()}), since=w),
+             given=active_job(wait=wait_list("2"), **{"2": _waiting()})),
         Case("fetch-paused",
              "Paused: fetch-next promotes the due job to wait, no marker, and replies null, 0, "
              "0; no drained.", (_fetching(),),
              ("fetch-paused", "fetch-sweep", "drained"),
              given=active_job(meta=job_hash({"paused": "1"}), delayed=zset([("d", due)]),
-                              d=_waiting("later", delay="59000")), since=w),
+                              d=_waiting("later", delay="59000"))),
         Case("fetch-concurrency-after-leaving",
              "With meta concurrency 1 the finishing job has left active, so job 2 is fetched.",
              (_fetching(),), ("fetch-paused", "fetch-job"),
              given=active_job(wait=wait_list("2"), meta=job_hash({"concurrency": "1"}),
-                              **{"2": _waiting()}), since=w),
+                              **{"2": _waiting()})),
         Case("fetch-next-delayed",
              "With only a delayed job at (now+5000)*4096+3 the reply is next = now + 5000 and "
              "no drained.", (_fetching(),), ("fetch-next-delayed", "drained"),
              given=active_job(delayed=zset([("d", later)]),
-                              d=_waiting("later", delay="65000")), since=w),
+                              d=_waiting("later", delay="65000"))),
         Case("fetch-nothing-drained",
              "With nothing waiting, active or delayed, fetch-next returns 0 and drained is "
-             "emitted.", (_fetching(),), ("drained",), given=active_job(), since=w),
+             "emitted.", (_fetching(),), ("drained",), given=active_job()),
         Case("fetch-nothing-other-active",
              "With nothing to fetch but job 2 still active, the script returns 0 without "
              "drained.", (_fetching(),), ("drained",),
              given=active_job(active=wait_list("2", "1"),
                               **{"2": job_hash(job_fields("b")),
-                                 "2:lock": {"string": {"value": "tok2", "pttl": 30000}}}),
-             since=w),
+                                 "2:lock": {"string": {"value": "tok2", "pttl": 30000}}})),
         Case("no-fetch-drained-despite-delayed",
              "With fetchNext off, drained is emitted although a delayed job exists.",
              (complete(),), ("drained",),
              given=active_job(delayed=zset([("d", later)]),
-                              d=_waiting("later", delay="65000")), since=w),
+                              d=_waiting("later", delay="65000"))),
         Case("no-fetch-prioritized-blocks-drained",
              "With fetchNext off, a prioritized job prevents drained.",
              (complete(),), ("drained",),
              given=active_job(prioritized=zset([("p", 2 * 0x100000000 + 1)]),
-                              pc={"string": "1"}, p=_waiting("urgent", priority="2")), since=w),
+                              pc={"string": "1"}, p=_waiting("urgent", priority="2"))),
     ]
 
 
@@ -136,4 +134,5 @@ AREA = Area(
     "with and without fetchNext.",
     NOTES,
     tuple(_cases()),
+    since=versions.WORKER_SINCE,
 )

@@ -50,31 +50,29 @@ def _seeded(prev_ts: int, count: int, prev_count: int, data: list[str] | None = 
 
 
 def _cases() -> list[Case]:
-    w = versions.WORKER_SINCE
     on = complete(max_metrics_size=ONE_WEEK)
     return [
         Case("metrics-first", "The first completion writes count 1, prevTS now, prevCount 0.",
-             (on,), ("metrics-first",), given=active_job(), since=w),
+             (on,), ("metrics-first",), given=active_job()),
         Case("metrics-same-minute",
              "Within prevTS's minute only count goes up (4 -> 5).", (on,), ("metrics-minute",),
-             given=_seeded(NOW - 10000, 4, 2, ["2"]), since=w),
+             given=_seeded(NOW - 10000, 4, 2, ["2"])),
         Case("metrics-next-minute",
              "25 s after prevTS but in the next minute, delta 7 - 4 = 3 is pushed; prevCount "
              "becomes 7, count 8.", (on,), ("metrics-minute",),
-             given=_seeded(NOW - 25000, 7, 4, ["2"]), since=w),
+             given=_seeded(NOW - 25000, 7, 4, ["2"])),
         Case("metrics-gap-zeros",
              "Three minutes later the list gets delta 3 below two zeros: [0, 0, 3, 2].",
-             (on,), ("metrics-gap",), given=_seeded(NOW - 180000, 7, 4, ["2"]), since=w),
+             (on,), ("metrics-gap",), given=_seeded(NOW - 180000, 7, 4, ["2"])),
         Case("metrics-capped",
              "Ten minutes later with maxMetricsSize 3, N is capped at 3 and the list trimmed "
              "to [0, 0, 3].", (complete(max_metrics_size=3),), ("metrics-gap",),
-             given=_seeded(NOW - 600000, 7, 4, ["5", "6", "7"]), since=w),
+             given=_seeded(NOW - 600000, 7, 4, ["5", "6", "7"])),
         Case("metrics-failed", "A failure counts in metrics:failed; metrics:completed stays.",
              (fail(max_metrics_size=ONE_WEEK),), ("metrics-target",),
-             given=_seeded(NOW - 10000, 4, 2), since=w),
+             given=_seeded(NOW - 10000, 4, 2)),
         Case("metrics-off", "Without maxMetricsSize the seeded metrics stay as they were.",
-             (complete(),), ("metrics-target",), given=_seeded(NOW - 90000, 4, 2, ["2"]),
-             since=w),
+             (complete(),), ("metrics-target",), given=_seeded(NOW - 90000, 4, 2, ["2"])),
     ]
 
 
@@ -84,4 +82,5 @@ AREA = Area(
     "(first point, same minute, next minute, gaps with zeros, the cap and trim, the target).",
     NOTES,
     tuple(_cases()),
+    since=versions.WORKER_SINCE,
 )

@@ -59,31 +59,25 @@ def _job(state_key: str | None = None, *, job_id: str = "1", **fields: str) -> d
     return given
 
 
-def _case(name: str, description: str, when: tuple[Any, ...], flags: tuple[str, ...],
-          given: dict[str, Any] | None = None) -> Case:
-    return Case(name, description, when, flags, given=given or {},
-                since=versions.WORKER_SINCE)
-
-
 def _remove_cases() -> list[Case]:
     cases = [
-        _case(f"remove-from-{state}", f"removeJob of a job in {state} empties it and emits "
+        Case(f"remove-from-{state}", f"removeJob of a job in {state} empties it and emits "
               f"removed prev {state}.", (RemoveJob("1"),), ("remove-state",), _job(state))
         for state in ("completed", "delayed", "failed", "prioritized", "wait", "paused")
     ]
     return [
         *cases,
-        _case("remove-active-unlocked", "removeJob of an active job without a lock removes it "
+        Case("remove-active-unlocked", "removeJob of an active job without a lock removes it "
               "(prev active).", (RemoveJob("1"),), ("remove-state",), _job("active")),
-        _case("remove-locked", "removeJob of a locked job returns 0 and changes nothing.",
+        Case("remove-locked", "removeJob of a locked job returns 0 and changes nothing.",
               (RemoveJob("1"),), ("remove-guards",),
               {**_job("active"), "1:lock": {"string": {"value": "tok", "pttl": 30000}}}),
-        _case("remove-missing", "removeJob of a job that does not exist returns 1 with no "
+        Case("remove-missing", "removeJob of a job that does not exist returns 1 with no "
               "event.", (RemoveJob("7"),), ("remove-guards",), _job("wait")),
-        _case("remove-stateless", "removeJob of a hash in no state emits removed prev "
+        Case("remove-stateless", "removeJob of a hash in no state emits removed prev "
               "unknown.", (RemoveJob("1"),), ("remove-state",), _job()),
         # removeChildren false: a seeded :dependencies names children the call must not chase
-        _case("remove-job-keys", "removeJob deletes :logs, :dependencies, :processed, "
+        Case("remove-job-keys", "removeJob deletes :logs, :dependencies, :processed, "
               ":failed and :unsuccessful with the hash.", (RemoveJob("1", False),),
               ("remove-keys",),
               {**_job("completed"), "1:logs": wait_list("l1"),
@@ -91,11 +85,11 @@ def _remove_cases() -> list[Case]:
                "1:processed": job_hash({"bull:q:8": "1"}),
                "1:failed": job_hash({"bull:q:7": "boom"}),
                "1:unsuccessful": zset([("bull:q:6", T)])}),
-        _case("remove-scheduler-current", "removeJob of a scheduler's current iteration "
+        Case("remove-scheduler-current", "removeJob of a scheduler's current iteration "
               "returns -8.", (RemoveJob("repeat:s1:1700000000000"),), ("remove-guards",),
               {**_job("delayed", job_id="repeat:s1:1700000000000", rjk="s1"),
                "repeat": zset([("s1", T)])}),
-        _case("remove-scheduler-past", "removeJob of an older iteration of a scheduler "
+        Case("remove-scheduler-past", "removeJob of an older iteration of a scheduler "
               "removes it.", (RemoveJob("repeat:s1:1699999990000"),), ("remove-guards",),
               {**_job("completed", job_id="repeat:s1:1699999990000", rjk="s1"),
                "repeat": zset([("s1", T)])}),
@@ -104,28 +98,28 @@ def _remove_cases() -> list[Case]:
 
 def _update_cases() -> list[Case]:
     return [
-        _case("progress-number", "updateProgress(42) stores 42 and emits progress data 42.",
+        Case("progress-number", "updateProgress(42) stores 42 and emits progress data 42.",
               (UpdateProgress("1", 42),), ("progress",), _job("active")),
-        _case("progress-string", "updateProgress(\"half\") stores the JSON string and emits "
+        Case("progress-string", "updateProgress(\"half\") stores the JSON string and emits "
               "it.", (UpdateProgress("1", "half"),), ("progress",), _job("active")),
-        _case("progress-replaced", "A second updateProgress replaces the field and emits a "
+        Case("progress-replaced", "A second updateProgress replaces the field and emits a "
               "second event.", (UpdateProgress("1", 10), UpdateProgress("1", 90)),
               ("progress",), _job("active")),
-        _case("progress-missing-job", "updateProgress without a job hash returns -1 and "
+        Case("progress-missing-job", "updateProgress without a job hash returns -1 and "
               "writes nothing.", (UpdateProgress("5", 42),), ("progress",), _job("active")),
-        _case("data-replaced", "updateData replaces data and emits nothing.",
+        Case("data-replaced", "updateData replaces data and emits nothing.",
               (UpdateData("1", {"a": 1}),), ("data",), _job("wait", data='{"old":true}')),
-        _case("data-missing-job", "updateData without a job hash returns -1.",
+        Case("data-missing-job", "updateData without a job hash returns -1.",
               (UpdateData("5", {"a": 1}),), ("data",), _job("wait")),
-        _case("log-appends", "Two addLog calls without keepLogs return 1 and 2.",
+        Case("log-appends", "Two addLog calls without keepLogs return 1 and 2.",
               (AddLog("1", "first"), AddLog("1", "second")), ("logs",), _job("active")),
-        _case("log-keeps-last", "addLog with keepLogs 3 onto 4 rows keeps the last 3 and "
+        Case("log-keeps-last", "addLog with keepLogs 3 onto 4 rows keeps the last 3 and "
               "returns 3.", (AddLog("1", "r5", 3),), ("logs",),
               {**_job("active"), "1:logs": wait_list("r1", "r2", "r3", "r4")}),
-        _case("log-keep-above-length", "addLog with keepLogs 10 onto 3 rows returns 4.",
+        Case("log-keep-above-length", "addLog with keepLogs 10 onto 3 rows returns 4.",
               (AddLog("1", "r4", 10),), ("logs",),
               {**_job("active"), "1:logs": wait_list("r1", "r2", "r3")}),
-        _case("log-missing-job", "addLog without a job hash returns -1 and creates no list.",
+        Case("log-missing-job", "addLog without a job hash returns -1 and creates no list.",
               (AddLog("5", "row"),), ("logs",), _job("active")),
     ]
 
@@ -136,4 +130,5 @@ AREA = Area(
     "updating one (updateProgress-3, updateData-1, addLog-2 with keepLogs).",
     NOTES,
     tuple(_remove_cases() + _update_cases()),
+    since=versions.WORKER_SINCE,
 )

@@ -54,45 +54,40 @@ def _held(*job_ids: str, tokens: tuple[str, ...] = ()) -> dict[str, Any]:
     return given
 
 
-def _case(name: str, description: str, when: tuple[Any, ...], flags: tuple[str, ...],
-          given: dict[str, Any]) -> Case:
-    return Case(name, description, when, flags, given=given, since=versions.WORKER_SINCE)
-
-
 def _cases() -> list[Case]:
     unlocked = {**_held("1"), "1:lock": {"string": "tok"}}
     expired = {k: v for k, v in _held("1").items() if k != "1:lock"}
     return [
-        _case("extend-renews", "extendLock with the holder's token sets PX 60000, takes 1 out "
+        Case("extend-renews", "extendLock with the holder's token sets PX 60000, takes 1 out "
               "of stalled and returns 1.", (ExtendLock("1", "tok", 60000),), ("renew",),
               _held("1")),
-        _case("extend-spares-other-suspects", "extendLock takes only its own id out of "
+        Case("extend-spares-other-suspects", "extendLock takes only its own id out of "
               "stalled.", (ExtendLock("1", "tok", 60000),), ("renew",),
               {**_held("1", "2"), "2:lock": {"string": {"value": "tok2", "pttl": LOCKED}}}),
-        _case("extend-foreign-token", "extendLock with another token returns 0 and changes "
+        Case("extend-foreign-token", "extendLock with another token returns 0 and changes "
               "nothing.", (ExtendLock("1", "other", 60000),), ("foreign-token",), _held("1")),
-        _case("extend-expired", "extendLock on an expired lock returns 0 and writes no lock.",
+        Case("extend-expired", "extendLock on an expired lock returns 0 and writes no lock.",
               (ExtendLock("1", "tok", 60000),), ("no-recreate",), expired),
-        _case("extend-gives-expiry", "extendLock gives a lock without an expiry PX 60000.",
+        Case("extend-gives-expiry", "extendLock gives a lock without an expiry PX 60000.",
               (ExtendLock("1", "tok", 60000),), ("renew",), unlocked),
-        _case("extend-many-all", "extendLocks renewing every pair returns an empty list and "
+        Case("extend-many-all", "extendLocks renewing every pair returns an empty list and "
               "empties stalled.", (ExtendLocks(("1", "2"), ("t1", "t2"), 50000),),
               ("batch",), _held("1", "2", tokens=("t1", "t2"))),
-        _case("extend-many-mixed", "extendLocks over [held, wrong token, expired, no job] "
+        Case("extend-many-mixed", "extendLocks over [held, wrong token, expired, no job] "
               "returns the last three ids in input order.",
               (ExtendLocks(("1", "2", "3", "4"), ("t1", "zz", "t3", "t4"), 50000),),
               ("batch", "foreign-token", "no-recreate"),
               {k: v for k, v in _held("1", "2", "3", tokens=("t1", "t2", "t3")).items()
                if k != "3:lock"}),
-        _case("extend-many-missing-token", "extendLocks with fewer tokens than ids fails the "
+        Case("extend-many-missing-token", "extendLocks with fewer tokens than ids fails the "
               "ids without one.", (ExtendLocks(("1", "2"), ("t1",), 50000),), ("batch",),
               _held("1", "2", tokens=("t1", "t2"))),
-        _case("release-held", "releaseLock with the holder's token deletes the lock, returns 1 "
+        Case("release-held", "releaseLock with the holder's token deletes the lock, returns 1 "
               "and leaves stalled.", (ReleaseLock("1", "tok"),), ("release",), _held("1")),
-        _case("release-foreign-token", "releaseLock with another token returns 0 and keeps "
+        Case("release-foreign-token", "releaseLock with another token returns 0 and keeps "
               "the lock.", (ReleaseLock("1", "other"),), ("release", "foreign-token"),
               _held("1")),
-        _case("release-expired", "releaseLock without a lock returns 0.",
+        Case("release-expired", "releaseLock without a lock returns 0.",
               (ReleaseLock("1", "tok"),), ("release",), expired),
     ]
 
@@ -103,4 +98,5 @@ AREA = Area(
     "the fresh PX, stalled, and what is never re-created.",
     NOTES,
     tuple(_cases()),
+    since=versions.WORKER_SINCE,
 )

@@ -96,12 +96,6 @@ def _ready(*job_ids: str, **extra: Any) -> dict[str, Any]:
     return given
 
 
-def _case(name: str, description: str, when: tuple[Any, ...], flags: tuple[str, ...],
-          given: dict[str, Any] | None = None) -> Case:
-    return Case(name, description, when, flags, given=given or {},
-                since=versions.WORKER_SINCE)
-
-
 def fetch_limited(now: int = T, limit: int = 1, duration: int = 1000) -> MoveToActive:
     """A fetch by a worker limited to `limit` jobs per `duration` ms."""
     return MoveToActive(now, limiter={"max": limit, "duration": duration})
@@ -109,70 +103,70 @@ def fetch_limited(now: int = T, limit: int = 1, duration: int = 1000) -> MoveToA
 
 def _fetch_cases() -> list[Case]:
     return [
-        _case("first-fetch-starts-window", "The first counted fetch sets limiter 1 with PX "
+        Case("first-fetch-starts-window", "The first counted fetch sets limiter 1 with PX "
               "duration.", (add("a"), fetch_limited(T, 2, 1000)), ("count",)),
-        _case("max-reached-next-refused", "With max 1 the first fetch gets its job and the "
+        Case("max-reached-next-refused", "With max 1 the first fetch gets its job and the "
               "second returns job null with the window's PTTL.",
               (add("a"), add("b"), fetch_limited(T), fetch_limited(T)), ("count",)),
-        _case("incr-keeps-window", "A counted fetch INCRs a running window without resetting "
+        Case("incr-keeps-window", "A counted fetch INCRs a running window without resetting "
               "its PX.", (fetch_limited(T, 3, 1000),), ("count",), _ready("1", **_limit(1))),
-        _case("meta-limit-alone", "meta max and duration limit a worker that has no limiter "
+        Case("meta-limit-alone", "meta max and duration limit a worker that has no limiter "
               "of its own.", (MoveToActive(T), MoveToActive(T)), ("sources",),
               _ready("1", "2", meta=job_hash({"max": "1", "duration": "3000"}))),
-        _case("meta-max-worker-duration", "meta max 1 wins over the worker's max 5; the "
+        Case("meta-max-worker-duration", "meta max 1 wins over the worker's max 5; the "
               "worker's duration 7000 wins over meta's 3000.",
               (fetch_limited(T, 5, 7000), fetch_limited(T, 5, 7000)), ("sources",),
               _ready("1", "2", meta=job_hash({"max": "1", "duration": "3000"}))),
-        _case("counter-without-expiry", "A counter of 10 without an expiry does not limit a "
+        Case("counter-without-expiry", "A counter of 10 without an expiry does not limit a "
               "max 2 worker; it becomes 11.", (fetch_limited(T, 2, 1000),), ("no-expiry",),
               _ready("1", **_limit(10, None))),
-        _case("limited-fetch-sweeps", "A rate-limited fetch still promotes a due delayed job "
+        Case("limited-fetch-sweeps", "A rate-limited fetch still promotes a due delayed job "
               "into wait.", (add("d", delay=1000), fetch_limited(T + 1000)), ("order",),
               _limit(1)),
-        _case("limit-before-pause", "A paused queue at its limit answers with the PTTL, not "
+        Case("limit-before-pause", "A paused queue at its limit answers with the PTTL, not "
               "the paused reply.", (fetch_limited(T),), ("order",),
               _ready("1", meta=job_hash({"paused": "1"}), **_limit(1))),
-        _case("deferred-failure-not-counted", "Fetching a job with defa leaves the limiter "
+        Case("deferred-failure-not-counted", "Fetching a job with defa leaves the limiter "
               "untouched.", (fetch_limited(T, 2, 1000),), ("deferred-failure",),
               {"wait": wait_list("1"), "1": job_hash({"name": "a", "timestamp": str(T),
                                                       "defa": "stalled"})}),
-        _case("worker-name", "A fetch by worker w1 writes pb w1 beside processedOn.",
+        Case("worker-name", "A fetch by worker w1 writes pb w1 beside processedOn.",
               (add("a"), MoveToActive(T, name="w1")), ("worker-name",)),
     ]
 
 
 def _push_back_cases() -> list[Case]:
     return [
-        _case("push-back-front", "A pushed-back job goes to wait's right end (before 2), "
+        Case("push-back-front", "A pushed-back job goes to wait's right end (before 2), "
               "gets marker 0 and returns the PTTL.",
               (MoveJobFromActiveToWait("1"),), ("push-back",),
               {**_active(wait=wait_list("2"), **_limit(9007199254740991)),
                "2": job_hash({"name": "b"})}),
-        _case("push-back-no-limiter", "Without a limiter key the push-back returns 0.",
+        Case("push-back-no-limiter", "Without a limiter key the push-back returns 0.",
               (MoveJobFromActiveToWait("1"),), ("push-back",), _active()),
-        _case("push-back-prioritized", "A priority 3 job goes back to prioritized at 3*2^32 "
+        Case("push-back-prioritized", "A priority 3 job goes back to prioritized at 3*2^32 "
               "with pc and marker untouched.", (MoveJobFromActiveToWait("1"),),
               ("push-back-priority",),
               {**_active(priority=3, pc={"string": "7"},
                          prioritized=zset([("9", 3 * 2**32 + 7)])),
                "9": job_hash({"name": "p", "priority": "3"})}),
-        _case("push-back-paused", "A push-back on a paused queue writes no marker.",
+        Case("push-back-paused", "A push-back on a paused queue writes no marker.",
               (MoveJobFromActiveToWait("1"),), ("push-back",),
               _active(meta=job_hash({"paused": "1"}))),
-        _case("push-back-not-active", "A job not in active stays put, loses its lock, gets no "
+        Case("push-back-not-active", "A job not in active stays put, loses its lock, gets no "
               "event, and the PTTL is returned.",
               (MoveJobFromActiveToWait("1"),), ("push-back-codes",),
               {**{k: v for k, v in _active().items() if k != "active"},
                **_limit(3)}),
-        _case("push-back-foreign-token", "A push-back with another token's lock returns -6 "
+        Case("push-back-foreign-token", "A push-back with another token's lock returns -6 "
               "and changes nothing.", (MoveJobFromActiveToWait("1", "other"),),
               ("push-back-codes",), _active()),
-        _case("push-back-no-lock", "A push-back without a lock returns -2.",
+        Case("push-back-no-lock", "A push-back without a lock returns -2.",
               (MoveJobFromActiveToWait("1"),), ("push-back-codes",),
               {k: v for k, v in _active().items() if k != "1:lock"}),
-        _case("push-back-no-job", "A push-back of a job without a hash returns -1.",
+        Case("push-back-no-job", "A push-back of a job without a hash returns -1.",
               (MoveJobFromActiveToWait("5"),), ("push-back-codes",), _active()),
-        _case("push-back-refetch", "The pushed-back job is fetched again with ats 2 and atm "
+        Case("push-back-refetch", "The pushed-back job is fetched again with ats 2 and atm "
               "unset.", (MoveJobFromActiveToWait("1"), MoveToActive(T + 10, "tok2")),
               ("push-back",), _active()),
     ]
@@ -181,23 +175,23 @@ def _push_back_cases() -> list[Case]:
 def _ttl_cases() -> list[Case]:
     counted = _limit(3, 4000)
     return [
-        _case("ttl-below-max", "getRateLimitTtl(5) with counter 3 returns 0.",
+        Case("ttl-below-max", "getRateLimitTtl(5) with counter 3 returns 0.",
               (GetRateLimitTtl(5),), ("ttl-script",), counted),
-        _case("ttl-at-max", "getRateLimitTtl(3) with counter 3 returns the PTTL.",
+        Case("ttl-at-max", "getRateLimitTtl(3) with counter 3 returns the PTTL.",
               (GetRateLimitTtl(3),), ("ttl-script",), counted),
-        _case("ttl-meta-max", "getRateLimitTtl(0) uses meta max 3: the PTTL.",
+        Case("ttl-meta-max", "getRateLimitTtl(0) uses meta max 3: the PTTL.",
               (GetRateLimitTtl(0),), ("ttl-script",),
               {**counted, "meta": job_hash({"max": "3"})}),
-        _case("ttl-meta-max-not-reached", "getRateLimitTtl(0) with meta max 10 returns 0.",
+        Case("ttl-meta-max-not-reached", "getRateLimitTtl(0) with meta max 10 returns 0.",
               (GetRateLimitTtl(0),), ("ttl-script",),
               {**counted, "meta": job_hash({"max": "10"})}),
-        _case("ttl-raw", "getRateLimitTtl(0) without any max returns the raw PTTL.",
+        Case("ttl-raw", "getRateLimitTtl(0) without any max returns the raw PTTL.",
               (GetRateLimitTtl(0),), ("ttl-script",), counted),
-        _case("ttl-raw-no-expiry", "getRateLimitTtl(0) without any max on a counter without "
+        Case("ttl-raw-no-expiry", "getRateLimitTtl(0) without any max on a counter without "
               "expiry returns -1.", (GetRateLimitTtl(0),), ("ttl-script",), _limit(3, None)),
-        _case("ttl-raw-no-key", "getRateLimitTtl(0) without a limiter key returns -2.",
+        Case("ttl-raw-no-key", "getRateLimitTtl(0) without a limiter key returns -2.",
               (GetRateLimitTtl(0),), ("ttl-script",)),
-        _case("ttl-no-expiry-at-max", "getRateLimitTtl(2) on a counter 3 without expiry "
+        Case("ttl-no-expiry-at-max", "getRateLimitTtl(2) on a counter 3 without expiry "
               "returns 0.", (GetRateLimitTtl(2),), ("ttl-script", "no-expiry"),
               _limit(3, None)),
     ]
@@ -210,4 +204,5 @@ AREA = Area(
     "(moveJobFromActiveToWait-9), getRateLimitTtl-2, and the worker name a fetch stores.",
     NOTES,
     tuple(_fetch_cases() + _push_back_cases() + _ttl_cases()),
+    since=versions.WORKER_SINCE,
 )

@@ -8,9 +8,9 @@ computes the delay (`recovery.backoff_delay`) and calls moveToDelayed-11 with th
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from reference_impl import versions
 from reference_impl.cases import (
     Area,
     Case,
@@ -27,7 +27,6 @@ from reference_impl.cases import (
 )
 from reference_impl.ops import MoveToDelayed
 from reference_impl.recovery import backoff_delay
-from reference_impl.versions import WORKER_SINCE
 from reference_impl.worker_ops import RetryJob
 
 NOTES = {
@@ -228,5 +227,6 @@ AREA = Area(
     "Retrying a failed job: retryJob-11 (sweep, lock check, fields, the push back to wait or "
     "prioritized, atm, marker, event) and the backoff path through moveToDelayed-11.",
     NOTES,
-    tuple(replace(c, since=WORKER_SINCE) for c in (*_retry_cases(), *_backoff_cases())),
+    tuple((*_retry_cases(), *_backoff_cases())),
+    since=versions.WORKER_SINCE,
 )

@@ -9,11 +9,10 @@ and `stalled`. Then every active job becomes a suspect for the next pass.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from reference_impl import versions
 from reference_impl.cases import Area, Case, Flag, T, fetch, job_hash, stalled, wait_list, zset
-from reference_impl.versions import WORKER_SINCE
 from reference_impl.worker_ops import MoveStalledJobsToWait
 
 NOTES = {
@@ -198,5 +197,6 @@ AREA = Area(
     "detection, recovery to the front of wait, stc and the deferred failure (defa), scheduler "
     "jobs, markers and events.",
     NOTES,
-    tuple(replace(c, since=WORKER_SINCE) for c in _cases()),
+    tuple(_cases()),
+    since=versions.WORKER_SINCE,
 )
