@@ -24,53 +24,21 @@ from reference_impl.expected import expect_for
 from reference_impl.ops import op_to_dict
 from reference_impl.versions import Range
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Every file the generator writes, as globs relative to the vector directory.
 GENERATED_GLOBS = ("*.yaml", "json/*.json")
 PROTOCOL = "bullmq"
 #: The flag every vector of an older protocol range carries.
 OLDER_FLAG = "older-protocol"
 OLDER_NOTE = Flag(
-    "outdated-protocol",
+    "older-protocol",
     "The fact as an older protocol range states it. The same ops hold otherwise from the "
     "range's `until` on; a port that speaks this range passes it under --protocol.",
 )
 
-#: How values that legitimately vary are matched; copied into every file header.
-RULES: dict[str, str] = {
-    "complete-state": "expect.keys lists every key under the queue's BASE after the ops; a "
-    "missing key, an extra key, or a key of another type fails. Keys are named by suffix: "
-    "BASE + suffix is the Redis key, and a job hash's suffix is its job id.",
-    "scores": "Zset members are compared in ZRANGE order with exact scores: integers, or exact "
-    "decimal strings for fractional scores and scores above 2^53.",
-    "stream-ids": "Stream entry ids come from the Redis clock and are not compared; entries are "
-    "compared by their field/value lists, in order.",
-    "pttl": "A string written as {value, pttl: N} was set with PX N; it must have an expiry in "
-    "(0, N] ms. A plain string must have no expiry.",
-    "json": "A hash value written as {json: X} holds JSON text and is compared parsed, so "
-    "spacing and key order do not matter. {json_includes: X} is a JSON object holding at least "
-    "the keys of X with those values.",
-    "optional": "A hash value written as {optional: R} may be absent; when present it must match "
-    "the regular expression R in full. A hash whose fields are all optional may be absent.",
-    "client-opts": "Job `opts` are matched with json_includes: clients store their own defaults "
-    "beside the options a vector passes (PyPI bullmq writes \"delay\":0 and \"attempts\":0, "
-    "npm bullmq \"attempts\":0 and the explicit timestamp). The hash fields delay and priority "
-    "are exact.",
-    "client-meta": "A client may write the meta hash when it opens a queue: npm bullmq's Queue "
-    "writes opts.maxLenEvents=10000 and version=bullmq:<version>. So meta.version is always "
-    "optional, and opts.maxLenEvents is optional where no script of the vector wrote it.",
-    "returns": "One normalized return value per op: add gives the job id; moveToActive gives "
-    "{job, ttl, next}; promote, changeDelay and changePriority give the script's integer code.",
-    "needs": "A test's needs lists capabilities: hash-tag (the key profile puts every key of a "
-    "queue in one Redis Cluster hash slot) or redis>=X[.Y[.Z]] (a minimum Redis version). "
-    "Where one is missing the test is skipped with the reason, never failed.",
-    "one-slot": "expect.one_slot: true means every key the ops leave, stray keys included, "
-    "hashes to the Redis Cluster slot of BASE (only the first {...} of a key is hashed).",
-    "protocol-range": "A test holds for the npm bullmq versions [since, until): since "
-    "inclusive, until exclusive, no until for still true. A run judges against one version and "
-    "skips the tests whose range does not hold it. Where a fact changed, each range has its "
-    "own test: the current one keeps the plain id, an older one adds .until-<version>.",
-}
+#: The version of the matching rules (docs/VECTORS.md, "Matching rules") the files are
+#: written for. A change to how any value is matched bumps it.
+RULES_VERSION = 1
 
 
 def version_ranges(case: Case, since: versions.Version | None = None
@@ -115,6 +83,13 @@ def _test(area: Area, case: Case, span: Range, expect: dict[str, Any]) -> dict[s
     return test
 
 
+def _note(flag: Flag) -> dict[str, Any]:
+    note: dict[str, Any] = {"bug_type": flag.bug_type, "description": flag.description}
+    if flag.links:
+        note["links"] = list(flag.links)
+    return note
+
+
 def render_area(area: Area) -> dict[str, Any]:
     """The full document of one vector file."""
     used = {flag for case in area.cases for flag in case.flags}
@@ -127,11 +102,7 @@ def render_area(area: Area) -> dict[str, Any]:
     if any(OLDER_FLAG in test["flags"] for test in tests):
         used.add(OLDER_FLAG)
         all_notes[OLDER_FLAG] = OLDER_NOTE
-    notes = {
-        name: {k: v for k, v in vars(flag).items() if v is not None}
-        for name, flag in sorted(all_notes.items())
-        if name in used
-    }
+    notes = {name: _note(flag) for name, flag in sorted(all_notes.items()) if name in used}
     return {
         "schema_version": SCHEMA_VERSION,
         "protocol": PROTOCOL,
@@ -141,7 +112,7 @@ def render_area(area: Area) -> dict[str, Any]:
             "source": f"reference_impl/cases/{area.name.replace('-', '_')}.py",
             "version": reference_impl.__version__,
         },
-        "rules": RULES,
+        "rules_version": RULES_VERSION,
         "notes": notes,
         "number_of_tests": len(tests),
         "tests": tests,

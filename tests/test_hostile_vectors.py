@@ -30,14 +30,14 @@ MAX_DEPTH = 64
 DATA_DEPTH = 5
 
 TEMPLATE = Template("""\
-schema_version: 2
+schema_version: 3
 protocol: bullmq
 area: bounds
 description: Every bounded field of a vector, once.
 generator: {source: tests/test_hostile_vectors.py, version: 0.1.0}
-rules: {scores: 'Zset members are compared in ZRANGE order with exact scores.'}
+rules_version: 1
 notes:
-  edge: {bug_type: range, description: A value at the edge of its range.}
+  edge: {bug_type: boundary, description: A value at the edge of its range.}
 number_of_tests: $number_of_tests
 tests:
 - id: bounds/all-fields
@@ -254,7 +254,7 @@ def test_deep_nesting_is_a_vector_error_not_a_crash(tmp_path: Path, name: str) -
 def test_deep_flow_file_is_recognised_without_parsing_it(tmp_path: Path) -> None:
     """Collection parses flow-style YAML files to see whether they are vector files."""
     vector = tmp_path / "deep-vector.yaml"
-    vector.write_text("{schema_version: 2, area: deep-vector, tests: " + "[" * 25000 + "\n")
+    vector.write_text("{schema_version: 3, area: deep-vector, tests: " + "[" * 25000 + "\n")
     other = tmp_path / "deep-other.yaml"
     other.write_text("{matrix: " + "[" * 25000 + "\n")
     assert looks_like_vector_file(vector)

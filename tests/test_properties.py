@@ -19,7 +19,7 @@ from conformance.runner import QueueNames, run_vector
 from conformance.servers import ServerInfo, client_for
 from conformance.session import profile_for
 from conformance.vectors import load_file
-from reference_impl.generate import PROTOCOL, RULES, SCHEMA_VERSION
+from reference_impl.generate import PROTOCOL, RULES_VERSION, SCHEMA_VERSION
 
 LUA_DIR = lua_dir()
 
@@ -97,7 +97,8 @@ def test_the_shrunk_vector_is_a_valid_vector_that_reproduces(
     document = {"schema_version": SCHEMA_VERSION, "protocol": PROTOCOL, "area": "properties",
                 "description": "Found by the property check.",
                 "generator": {"source": "conformance/properties.py", "version": "0.1.0"},
-                "rules": RULES, "notes": {}, "number_of_tests": len(tests), "tests": tests}
+                "rules_version": RULES_VERSION, "notes": {}, "number_of_tests": len(tests),
+                "tests": tests}
     path = tmp_path / "properties.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     (vector,) = load_file(path).vectors  # schema and consistency checks

@@ -64,7 +64,7 @@ def test_an_intact_install_verifies(installed: Path) -> None:
 
 
 def test_an_altered_file_is_corrupt(installed: Path) -> None:
-    (installed / "vectors" / "a.yaml").write_bytes(b"schema_version: 2\n")
+    (installed / "vectors" / "a.yaml").write_bytes(b"schema_version: 3\n")
     with pytest.raises(resources.PackageDataError) as caught:
         resources.vectors_dir()
     message = str(caught.value)

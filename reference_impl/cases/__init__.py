@@ -15,13 +15,47 @@ T = 1_700_000_000_000
 S = 0x1000
 
 
+#: The defect classes a flag can guard (a vector file's `bug_type`, an enum in the schema),
+#: in the order the spec lists them.
+BUG_TYPES: dict[str, str] = {
+    "key-layout": "A key with the wrong name, Redis type or hash slot, a job hash with the wrong "
+    "fields, or a write outside the queue's keys.",
+    "score": "A sorted-set score computed wrong: the delayed packing F * 0x1000, the "
+    "same-millisecond band, the priority counter, double precision, or the clock a time is "
+    "taken from.",
+    "placement": "A job put in the wrong structure or at the wrong end of a list, fetched in the "
+    "wrong order, or left where it should have moved.",
+    "boundary": "An inclusive or exclusive limit, a count or a range off by one or unbounded: "
+    "promote bounds, trims, retention cutoffs, batch sizes.",
+    "missing-write": "A write, delete or counter update the protocol makes is skipped, partial, "
+    "or left stale.",
+    "wake-marker": "The marker zset and the next-wake time that wake workers: missing, stale, "
+    "clobbered or computed wrong.",
+    "event": "An event in the events stream missing, extra, or with the wrong fields.",
+    "precondition": "A check done in the wrong order or not at all, or the wrong error code "
+    "returned.",
+    "lock-stall": "Lock tokens, lock expiry and stalled-job recovery: a job lost, stuck in "
+    "active, or processed twice.",
+    "pause": "What a paused queue, or one at its concurrency, still does and no longer does.",
+    "rate-limit": "The rate limiter: its counter, its window, and which jobs it counts.",
+    "deduplication": "Who owns a deduplication key, for how long, and when it is released.",
+    "older-protocol": "A fact as an older protocol range states it, or a layout older releases "
+    "used.",
+}
+
+
 @dataclass(frozen=True)
 class Flag:
-    """What a flag means: the bug type it guards and, for regressions, the upstream reference."""
+    """What a flag means: the class of defect it guards (a key of `BUG_TYPES`) and links to
+    the BullMQ issue, pull request or release the fact comes from."""
 
     bug_type: str
     description: str
-    ref: str | None = None
+    links: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.bug_type not in BUG_TYPES:
+            raise ValueError(f"unknown bug_type {self.bug_type!r}; one of {sorted(BUG_TYPES)}")
 
 
 @dataclass(frozen=True)

@@ -7,23 +7,23 @@ from reference_impl.ops import ChangeDelay
 
 NOTES = {
     "band-bump": Flag(
-        "fifo-broken",
+        "score",
         "A job whose fire time already has jobs gets the band's highest score + 1.",
-        "bullmq v5.8.6",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v5.8.6",),
     ),
     "saturation": Flag(
-        "band-overflow",
+        "score",
         "From the 4096th job of one millisecond on, every job gets the band ceiling; ties then "
         "order by member bytes.",
     ),
     "pre-5.8.6": Flag(
-        "outdated-protocol",
+        "older-protocol",
         "Before v5.8.6 the low 12 bits held id & 0xfff; 6.x uses only the band bump.",
-        "bullmq v5.8.6",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v5.8.6",),
     ),
-    "band-isolation": Flag("band-leak", "Only scores inside [F*4096, (F+1)*4096-1] count."),
+    "band-isolation": Flag("score", "Only scores inside [F*4096, (F+1)*4096-1] count."),
     "change-delay": Flag(
-        "bump-self",
+        "score",
         "changeDelay computes the score before removing the job, so it bumps past its old one.",
     ),
 }

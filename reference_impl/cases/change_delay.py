@@ -7,19 +7,19 @@ from reference_impl.ops import ChangeDelay, Pause
 
 NOTES = {
     "from-now": Flag(
-        "wrong-clock", "The new fire time is now + delay; the job's timestamp plays no part.",
-        "bullmq PR #789",
+        "score", "The new fire time is now + delay; the job's timestamp plays no part.",
+        ("https://github.com/taskforcesh/bullmq/pull/789",),
     ),
-    "band-bump": Flag("fifo-broken", "The new score takes the band bump like any insert."),
+    "band-bump": Flag("score", "The new score takes the band bump like any insert."),
     "return-code": Flag(
-        "wrong-error-code", "-1 when the job hash is missing, -3 when it is not in delayed."
+        "precondition", "-1 when the job hash is missing, -3 when it is not in delayed."
     ),
     "no-side-effects": Flag(
-        "stray-write", "A failed changeDelay writes nothing; a successful one touches only "
+        "key-layout", "A failed changeDelay writes nothing; a successful one touches only "
         "the delayed zset, the delay field, the event and marker \"1\"."
     ),
-    "marker": Flag("stale-wake", "Marker \"1\" is recomputed from the head after the change."),
-    "precision": Flag("float-precision", "The changed score is a double like any other."),
+    "marker": Flag("wake-marker", "Marker \"1\" is recomputed from the head after the change."),
+    "precision": Flag("score", "The changed score is a double like any other."),
 }
 
 F = T + 5000

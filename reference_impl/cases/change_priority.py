@@ -23,51 +23,51 @@ from reference_impl.ops import ChangePriority, Promote
 
 NOTES = {
     "fresh-counter": Flag(
-        "counter-reuse",
+        "score",
         "A non-lifo re-score takes a fresh INCR pc; the old counter is never reused, so the job "
         "goes to the back of its new tier.",
-        "bullmq vpy3.0.4 changePriority bug",
+        ("https://pypi.org/project/bullmq/3.4.4/",),
     ),
     "counter-state": Flag(
-        "stale-counter",
+        "score",
         "The fresh counter follows pc wherever it is: absent (c=1), reset by a drained fetch, "
         "or at 2^32-1 (c mod 2^32 = 0).",
     ),
     "lifo-front": Flag(
-        "lifo-handling",
+        "placement",
         "changePriority with lifo and P>0 scores exactly P*2^32: no INCR pc and no marker; ties "
         "at that score order by member bytes.",
     ),
     "to-wait": Flag(
-        "wrong-push-side",
+        "placement",
         "Priority 0 LREMs/ZREMs the job and LPUSHes it to wait (RPUSH with lifo), with marker 0.",
     ),
     "field-only": Flag(
-        "over-eager-move",
+        "placement",
         "Jobs that are neither waiting nor prioritized only get the priority field written.",
     ),
     "marker": Flag(
-        "missing-wake",
+        "wake-marker",
         "A fresh-counter re-score or a move to wait writes marker \"0\" unless paused or maxed.",
     ),
     "paused": Flag(
-        "paused-handling", "Paused or maxed queues get no marker 0 from changePriority."
+        "pause", "Paused or maxed queues get no marker 0 from changePriority."
     ),
     "fetch-order": Flag(
-        "wrong-fetch-order",
+        "placement",
         "After re-prioritizing, plain jobs still run first, then prioritized by score.",
     ),
     "priority-limit": Flag(
-        "float-precision", "A re-score to 2^21-1 keeps its counter bits exactly."
+        "score", "A re-score to 2^21-1 keeps its counter bits exactly."
     ),
     "lrem-count": Flag(
-        "wrong-lrem", "The wait removal is LREM wait -1 id: only the right-most copy goes."
+        "placement", "The wait removal is LREM wait -1 id: only the right-most copy goes."
     ),
     "return-code": Flag(
-        "wrong-error-code", "A missing job hash returns -1 and nothing is written."
+        "precondition", "A missing job hash returns -1 and nothing is written."
     ),
     "promote-priority": Flag(
-        "priority-lost", "Promotion reads the priority field, so a changed priority is used."
+        "placement", "Promotion reads the priority field, so a changed priority is used."
     ),
 }
 

@@ -16,12 +16,12 @@ from reference_impl.ops import MoveToDelayed, Op, Resume
 
 NOTES = {
     "one-slot": Flag(
-        "cluster-unsafe",
+        "key-layout",
         "Every key left after the ops, stray ones included, hashes to the slot of BASE; "
         "otherwise Redis Cluster rejects the script with CROSSSLOT.",
     ),
     "first-tag": Flag(
-        "cluster-unsafe",
+        "key-layout",
         "Redis hashes only the first {...} of a key, so braces inside a custom job id do not "
         "move the job hash out of the queue's slot.",
     ),

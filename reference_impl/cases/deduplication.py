@@ -31,6 +31,7 @@ NOTES = {
         "A key without expiry whose owner hash is gone is stale: the add takes it over and "
         "goes on, without a deduplicated event. A key with an expiry deduplicates even to a "
         "job that is gone.",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v6.3.7",),
     ),
     "extend": Flag(
         "deduplication",

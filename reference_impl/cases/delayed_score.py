@@ -6,30 +6,30 @@ from reference_impl.cases import Area, Case, Flag, T, add, job_hash, string, zse
 from reference_impl.ops import ChangeDelay
 
 NOTES = {
-    "score-formula": Flag("wrong-score", "Delayed score must be (timestamp+delay)*0x1000."),
+    "score-formula": Flag("score", "Delayed score must be (timestamp+delay)*0x1000."),
     "zero-delay": Flag(
-        "wrong-routing", "A delay of 0 is not delayed: the fire time is the timestamp itself."
+        "placement", "A delay of 0 is not delayed: the fire time is the timestamp itself."
     ),
     "precision": Flag(
-        "float-precision",
+        "score",
         "Scores are doubles: exact while F < 2^41 ms (until 2039-09-07); above that Lua "
         "arithmetic rounds and the band bump can be lost.",
     ),
     "change-delay": Flag(
-        "wrong-clock", "changeDelay scores from the caller's now, not the job's timestamp.",
-        "bullmq PR #789",
+        "score", "changeDelay scores from the caller's now, not the job's timestamp.",
+        ("https://github.com/taskforcesh/bullmq/pull/789",),
     ),
-    "return-code": Flag("wrong-error-code", "Scripts return Node ErrorCode values (-1, -3)."),
-    "job-hash": Flag("wrong-job-hash", "The job hash fields written on add."),
+    "return-code": Flag("precondition", "Scripts return Node ErrorCode values (-1, -3)."),
+    "job-hash": Flag("key-layout", "The job hash fields written on add."),
     "id-collision": Flag(
-        "id-collision",
+        "key-layout",
         "Auto ids are not checked for existence: an integer-like custom id can be overwritten "
         "by a later auto id. Node rejects such custom ids client-side; the scripts accept them.",
-        "bullmq#3489",
+        ("https://github.com/taskforcesh/bullmq/issues/3489",),
     ),
     "event": Flag(
-        "wrong-event", "The delayed event carries the absolute fire time F, not the delay.",
-        "bullmq#3267",
+        "event", "The delayed event carries the absolute fire time F, not the delay.",
+        ("https://github.com/taskforcesh/bullmq/issues/3267",),
     ),
 }
 

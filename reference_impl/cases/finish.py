@@ -24,51 +24,51 @@ NOTES = {
         "opts.maxLenEvents is written as 10000 when missing.",
     ),
     "finished-event": Flag(
-        "event-field",
+        "event",
         "The event is `event completed jobId <id> returnvalue <v> prev active` (failed: "
         "`failedReason <reason>`), carrying the value exactly as sent.",
     ),
     "retries-exhausted": Flag(
-        "missing-event",
+        "event",
         "A failure emits `retries-exhausted jobId <id> attemptsMade <atm>` when the new atm "
         ">= opts.attempts; with attempts 0 (Node's default) every final failure emits it, "
         "with attempts left none does.",
     ),
     "deferred-failure": Flag(
-        "stale-field",
+        "missing-write",
         "Failing a job HDELs `defa` (the stall checker's deferred failure); completing leaves "
         "it.",
     ),
     "leave-active": Flag(
-        "stuck-active",
+        "placement",
         "The job leaves active with LREM active -1 (the right-most copy) and nothing else "
         "there is touched; a job not in active gives -3.",
     ),
     "drained": Flag(
-        "missing-event",
+        "event",
         "Without a fetched job, `drained` is emitted once wait, active and prioritized are all "
         "empty; another active job suppresses it.",
     ),
     "error-order": Flag(
-        "missing-check",
+        "precondition",
         "Order of the checks: no hash -1; completed only, pending `:dependencies` -4, then "
         "failed children in `:unsuccessful` -9 (both before the lock); then the lock; then the "
         "fields; then -3. An early code writes nothing after that point.",
     ),
     "lock": Flag(
-        "lock-handling",
+        "lock-stall",
         "A matching lock is deleted and the id leaves `stalled`; another token's lock gives "
         "-6 and no lock -2, changing nothing; token \"0\" checks nothing and leaves the lock "
         "and the stalled member in place.",
     ),
     "no-rollback": Flag(
-        "partial-write",
+        "missing-write",
         "A -3 comes after the lock was deleted, the id left `stalled` and the sent fields "
         "(failedReason, stacktrace) were written; a port that checks active first or rolls "
         "back leaves a different state.",
     ),
     "dedup-release": Flag(
-        "dedup-leak",
+        "deduplication",
         "Finishing (completed or failed) DELs `de:<deid>` only when the key has no TTL and "
         "holds this job's id; a key whose TTL still runs, or that names another job, stays.",
     ),

@@ -18,13 +18,13 @@ from reference_impl.worker_ops import MoveToFinished
 
 NOTES = {
     "fetch-job": Flag(
-        "missing-fetch",
+        "placement",
         "fetch-next hands out the next job as moveToActive would: RPOPLPUSH wait active, lock "
         "SET PX lockDuration, processedOn = now, ats + 1, `active … prev waiting`, marker "
         "\"0\"; the reply is [hash, id, 0, 0] and no `drained` is emitted.",
     ),
     "fetch-sweep": Flag(
-        "missing-promotion",
+        "placement",
         "fetch-next first promotes due delayed jobs (delay set to 0, `waiting … prev "
         "delayed`, marker \"0\" unless paused), even on a paused queue.",
     ),
@@ -35,17 +35,17 @@ NOTES = {
         "PEXPIRE duration.",
     ),
     "fetch-paused": Flag(
-        "paused-handling",
+        "pause",
         "A paused or maxed queue answers [0, 0, 0, 0]; concurrency is counted after the "
         "finished job left active.",
     ),
     "fetch-next-delayed": Flag(
-        "missing-wake",
+        "wake-marker",
         "With nothing ready and a delayed job, the reply is [0, 0, 0, trunc(head/4096)] and "
         "no `drained` is emitted.",
     ),
     "drained": Flag(
-        "missing-event",
+        "event",
         "When the fetch found nothing and delayed is empty, or fetchNext is off, the script "
         "returns 0 and emits `drained` only if wait, active and prioritized are all empty "
         "(delayed jobs do not prevent it). No `drained` follows an array reply.",

@@ -20,18 +20,18 @@ NOTES = {
         "data point.",
     ),
     "metrics-minute": Flag(
-        "off-by-one",
+        "boundary",
         "count always goes up by 1; only when floor(now/60000) passed floor(prevTS/60000) is "
         "a point pushed: delta = count before this job - prevCount (the job itself counts in "
         "the next point), then prevCount = count before this job and prevTS = now.",
     ),
     "metrics-gap": Flag(
-        "off-by-one",
+        "boundary",
         "N >= 2 minutes later, LPUSH delta then N-1 zeros (the zeros end up in front), N "
         "capped at maxMetricsSize, then LTRIM 0 max-1.",
     ),
     "metrics-target": Flag(
-        "wrong-key",
+        "key-layout",
         "A failure counts in metrics:failed; without maxMetricsSize nothing is counted.",
     ),
 }

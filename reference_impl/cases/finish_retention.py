@@ -16,30 +16,30 @@ from reference_impl.cases.finish import active_job, complete, fail, job_fields
 
 NOTES = {
     "count-trim": Flag(
-        "off-by-one",
+        "boundary",
         "keepJobs {count: n} keeps the n highest-ranked members of the finished set, the "
         "just-finished job included (ZREMRANGEBYRANK 0 -(n+1)); ties at one score are ranked "
         "by member bytes, so the smallest members go first.",
     ),
     "count-direction": Flag(
-        "wrong-order", "The trims remove the oldest (lowest-scored) jobs, never the newest."
+        "placement", "The trims remove the oldest (lowest-scored) jobs, never the newest."
     ),
     "age-inclusive": Flag(
-        "off-by-one",
+        "boundary",
         "keepJobs {age: s} removes scores <= now - s*1000: a job finished exactly s seconds "
         "ago goes (inclusive cutoff); fractional seconds give a fractional cutoff.",
     ),
     "age-limit": Flag(
-        "wrong-order",
+        "placement",
         "The age trim takes at most `limit` (default 1000) expired jobs, the newest first "
         "(ZREVRANGEBYSCORE cutoff -inf LIMIT 0 limit); older expired jobs wait for later "
         "calls.",
     ),
     "age-then-count": Flag(
-        "missing-trim", "With both age and count, the age trim runs first, then the count trim."
+        "boundary", "With both age and count, the age trim runs first, then the count trim."
     ),
     "self-removal": Flag(
-        "missing-trim",
+        "boundary",
         "{age: 0} puts the cutoff at now, so the just-finished job trims itself: its keys are "
         "deleted, yet the completed event is still emitted with the value.",
     ),
@@ -47,18 +47,18 @@ NOTES = {
         "missing-write", "{count: -1} (removeOnComplete false) keeps every finished job."
     ),
     "remove-at-once": Flag(
-        "missing-delete",
+        "missing-write",
         "{count: 0} (removeOnComplete true) deletes the job's hash, :logs, :dependencies, "
         ":processed, :failed and :unsuccessful without adding it to the set; the event still "
         "carries the value, and the lock (already released) is not one of these keys.",
     ),
     "trimmed-keys": Flag(
-        "missing-delete",
+        "missing-write",
         "A trimmed job loses its hash and the keys hanging off it, but not a stale `:lock` "
         "or its `de:` key; no `removed` event is emitted.",
     ),
     "target-set": Flag(
-        "wrong-key", "A failure trims the failed set only; completed is untouched, and vice versa."
+        "key-layout", "A failure trims the failed set only; completed is untouched, and vice versa."
     ),
     "logs-kept": Flag(
         "missing-write",

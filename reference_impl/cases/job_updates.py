@@ -21,17 +21,17 @@ NOTES = {
         "<state> (unknown when the hash is in no state); it returns 1.",
     ),
     "remove-keys": Flag(
-        "orphan-keys",
+        "missing-write",
         "removeJob deletes the hash, :logs, :dependencies, :processed, :failed and "
         ":unsuccessful.",
     ),
     "remove-guards": Flag(
-        "lock-handling",
+        "lock-stall",
         "removeJob returns 0 and changes nothing while the job holds a lock, -8 for a job "
         "scheduler's current iteration, and 1 with no event for a job that does not exist.",
     ),
     "progress": Flag(
-        "missing-event",
+        "event",
         "updateProgress stores the JSON progress in the hash and emits progress jobId <id> "
         "data <json>, trimmed; -1 without a job hash.",
     ),
@@ -41,7 +41,7 @@ NOTES = {
         "a job hash.",
     ),
     "logs": Flag(
-        "retention",
+        "boundary",
         "addLog RPUSHes the row to <id>:logs and, with keepLogs k, keeps the last k rows "
         "(LTRIM -k -1); it returns the list's length after, or -1 without a job hash (no list "
         "is created).",

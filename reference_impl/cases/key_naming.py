@@ -7,17 +7,17 @@ from reference_impl.ops import ChangeDelay, MoveToActive, MoveToDelayed, Pause, 
 
 NOTES = {
     "key-names": Flag(
-        "wrong-key", "Keys are <prefix>:<queue>:<suffix>; job hashes are BASE + job id."
+        "key-layout", "Keys are <prefix>:<queue>:<suffix>; job hashes are BASE + job id."
     ),
     "key-types": Flag(
-        "wrong-type",
+        "key-layout",
         "wait/active are LISTs; delayed/prioritized/marker ZSETs; jobs HASHes; events a STREAM.",
-        "bullmq-rs#2",
+        ("https://github.com/bogardt/bullmq-rs/issues/2",),
     ),
     "hash-tag": Flag(
-        "cluster-unsafe", "The echomq profile wraps the queue in braces so all keys share a slot."
+        "key-layout", "The echomq profile wraps the queue in braces so all keys share a slot."
     ),
-    "lock": Flag("lock-handling", "The lock key is BASE + id + ':lock', absent for token \"0\"."),
+    "lock": Flag("lock-stall", "The lock key is BASE + id + ':lock', absent for token \"0\"."),
 }
 
 

@@ -15,27 +15,27 @@ from reference_impl.worker_ops import ExtendLock, ExtendLocks, ReleaseLock
 
 NOTES = {
     "renew": Flag(
-        "lock-handling",
+        "lock-stall",
         "extendLock re-sets the lock with SET token PX duration while GET lock equals the "
         "token, and SREMs the id from stalled; it returns 1.",
     ),
     "foreign-token": Flag(
-        "lock-handling",
+        "lock-stall",
         "Another token's lock is neither renewed nor released (0), and stalled is left: a port "
         "that ignores the token lets two workers own one job.",
     ),
     "no-recreate": Flag(
-        "lock-handling",
+        "lock-stall",
         "A lock that expired is not re-created by a renewal (0): the job may already be back in "
         "wait and owned by another worker.",
     ),
     "batch": Flag(
-        "lock-handling",
+        "lock-stall",
         "extendLocks renews each (id, token) pair alike and returns the ids it could not renew, "
         "in input order; an id without a token counts as a mismatch.",
     ),
     "release": Flag(
-        "lock-handling",
+        "lock-stall",
         "releaseLock DELs the lock when the token holds it (1), else 0; it leaves stalled.",
     ),
 }

@@ -7,27 +7,27 @@ from reference_impl.ops import ChangeDelay, MoveToDelayed, Pause, Promote, Resum
 
 NOTES = {
     "marker-split": Flag(
-        "marker-clobbered",
+        "wake-marker",
         "Base marker \"0\" (score 0) and delayed marker \"1\" are separate members.",
-        "bullmq PR #2389",
+        ("https://github.com/taskforcesh/bullmq/pull/2389",),
     ),
     "wake-division": Flag(
-        "wake-not-divided",
+        "wake-marker",
         "The next wake is head/4096: marker \"1\" holds it, moveToActive returns it truncated.",
-        "bullmq PR #204",
+        ("https://github.com/taskforcesh/bullmq/pull/204",),
     ),
     "fractional": Flag(
-        "wake-rounded", "Marker \"1\" is not floored: a bumped head gives F + k/4096."
+        "wake-marker", "Marker \"1\" is not floored: a bumped head gives F + k/4096."
     ),
     "head-tracking": Flag(
-        "stale-wake", "Delayed writes recompute marker \"1\" from the head; it can go down or up."
+        "wake-marker", "Delayed writes recompute marker \"1\" from the head; it can go down or up."
     ),
     "stale-after-promotion": Flag(
-        "over-eager-refresh", "Promotion does not refresh or remove marker \"1\"."
+        "wake-marker", "Promotion does not refresh or remove marker \"1\"."
     ),
-    "activation-marker": Flag("missing-wake", "Activating a job always sets marker \"0\"."),
+    "activation-marker": Flag("wake-marker", "Activating a job always sets marker \"0\"."),
     "paused": Flag(
-        "paused-handling", "Paused or maxed queues get no \"0\" from adds; \"1\" is still written."
+        "pause", "Paused or maxed queues get no \"0\" from adds; \"1\" is still written."
     ),
 }
 

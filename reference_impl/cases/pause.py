@@ -11,36 +11,36 @@ from reference_impl.ops import ChangePriority, Pause, Promote, Resume
 
 NOTES = {
     "pause-flag": Flag(
-        "paused-handling",
+        "pause",
         "Pause does HSET meta paused 1 and DEL marker; jobs stay where they are and no `paused` "
         "list is written.",
-        "bullmq v6.0.0",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v6.0.0",),
     ),
     "paused-writes": Flag(
-        "paused-handling",
+        "pause",
         "While paused, standard and prioritized adds, promote and changePriority write no "
         "marker \"0\"; delayed writes still write marker \"1\".",
-        "bullmq PR #2389",
+        ("https://github.com/taskforcesh/bullmq/pull/2389",),
     ),
     "paused-fetch": Flag(
-        "paused-handling",
+        "pause",
         "A paused fetch still promotes due delayed jobs into wait but returns no job and next 0.",
     ),
     "resume-markers": Flag(
-        "missing-wake",
+        "wake-marker",
         "Resume writes marker \"0\" when wait + prioritized is non-empty (ignoring concurrency), "
         "else marker \"1\" from the delayed head, else no marker.",
     ),
     "legacy-migration": Flag(
-        "outdated-protocol",
+        "older-protocol",
         "Resume moves a legacy paused list into wait: RENAME when wait is absent, else RPUSH "
         "of up to 7000 jobs, returning how many are left. The vectors check one call of the "
         "script; npm bullmq's Queue.resume() repeats it until nothing is left (its adapter "
         "runs one pass), PyPI bullmq's calls it once.",
-        "bullmq v6.0.0",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v6.0.0",),
     ),
     "pause-events": Flag(
-        "missing-event",
+        "event",
         "pause and resume emit untrimmed `paused` / `resumed` events and clear or set only "
         "meta.paused.",
     ),

@@ -6,32 +6,32 @@ from reference_impl.cases import Area, Case, Flag, T, add, fetch, job_hash, stri
 from reference_impl.ops import ChangePriority
 
 NOTES = {
-    "priority-score": Flag("wrong-score", "Prioritized score is P*2^32 + (INCR pc) mod 2^32."),
-    "shared-counter": Flag("per-tier-counter", "One pc counter serves every priority tier."),
+    "priority-score": Flag("score", "Prioritized score is P*2^32 + (INCR pc) mod 2^32."),
+    "shared-counter": Flag("score", "One pc counter serves every priority tier."),
     "priority-limit": Flag(
-        "float-precision",
+        "score",
         "2^21-1 is the largest exact priority; above it the counter bits round away.",
     ),
-    "counter-wrap": Flag("counter-overflow", "pc is taken mod 2^32, so FIFO breaks at the wrap."),
+    "counter-wrap": Flag("score", "pc is taken mod 2^32, so FIFO breaks at the wrap."),
     "pc-reset": Flag(
-        "stale-counter", "pc is deleted when a fetch finds wait and prioritized both empty."
+        "score", "pc is deleted when a fetch finds wait and prioritized both empty."
     ),
     "fetch-order": Flag(
-        "wrong-fetch-order", "moveToActive takes wait first; prioritized only when wait is empty."
+        "placement", "moveToActive takes wait first; prioritized only when wait is empty."
     ),
     "v4-layout": Flag(
-        "outdated-protocol",
+        "older-protocol",
         "Since v4 priorities live in the prioritized zset; no priority zset, no LINSERT.",
-        "bullmq v4.0.0",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v4.0.0",),
     ),
-    "lifo": Flag("lifo-handling", "lifo RPUSHes standard jobs and is ignored by prioritized adds."),
+    "lifo": Flag("placement", "lifo RPUSHes standard jobs and is ignored by prioritized adds."),
     "change-priority": Flag(
-        "reprioritize",
+        "placement",
         "changePriority re-queues waiting/prioritized jobs and always writes the field.",
-        "bullmq vpy3.0.4 changePriority bug",
+        ("https://pypi.org/project/bullmq/3.4.4/",),
     ),
-    "paused": Flag("paused-handling", "Paused queues get no marker 0 from adds."),
-    "return-code": Flag("wrong-error-code", "Scripts return Node ErrorCode values (-1)."),
+    "paused": Flag("pause", "Paused queues get no marker 0 from adds."),
+    "return-code": Flag("precondition", "Scripts return Node ErrorCode values (-1)."),
 }
 
 LIMIT = 2**21 - 1

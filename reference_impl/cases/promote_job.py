@@ -24,7 +24,7 @@ from reference_impl.ops import ChangeDelay, Promote
 
 NOTES = {
     "lpush-order": Flag(
-        "wrong-push-side",
+        "placement",
         "promote LPUSHes: jobs already waiting are fetched first, and successive promotes keep "
         "their call order, not their fire-time order.",
     ),
@@ -33,30 +33,30 @@ NOTES = {
         "promote emits `waiting ... prev delayed` (no MAXLEN) and sets the hash field delay=0.",
     ),
     "marker": Flag(
-        "missing-wake", "promote writes marker \"0\" unless paused or maxed, never marker \"1\"."
+        "wake-marker", "promote writes marker \"0\" unless paused or maxed, never marker \"1\"."
     ),
     "stale-wake": Flag(
-        "over-eager-refresh",
+        "wake-marker",
         "promote does not refresh or remove marker \"1\", even when delayed empties.",
     ),
     "promote-priority": Flag(
-        "priority-lost",
+        "placement",
         "A promoted job with a priority goes to prioritized with a fresh INCR pc.",
     ),
     "band-intact": Flag(
-        "band-renumbered",
+        "score",
         "Removing one job leaves the other scores of its band unchanged; later adds bump from "
         "the band's current top.",
     ),
     "not-delayed": Flag(
-        "wrong-error-code", "promote of a job not in delayed returns -3 and changes nothing."
+        "precondition", "promote of a job not in delayed returns -3 and changes nothing."
     ),
     "paused": Flag(
-        "paused-handling",
+        "pause",
         "Paused or maxed (LLEN active >= concurrency) queues still promote but get no marker 0.",
     ),
     "ignores-fire-time": Flag(
-        "fire-time-check", "promote moves the job regardless of its fire time and runs no sweep."
+        "placement", "promote moves the job regardless of its fire time and runs no sweep."
     ),
 }
 

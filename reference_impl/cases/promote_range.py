@@ -7,27 +7,27 @@ from reference_impl.ops import Promote
 
 NOTES = {
     "promote-bound": Flag(
-        "off-by-one",
+        "boundary",
         "The sweep bound is (now+1)*4096-1: the whole band of now, not the next band's floor.",
-        "bullmq v5.8.6",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v5.8.6",),
     ),
     "pre-5.8.6": Flag(
-        "outdated-protocol", "Before v5.8.6 the bound was (now+1)*4096 and caught the next floor.",
-        "bullmq v5.8.6",
+        "older-protocol", "Before v5.8.6 the bound was (now+1)*4096 and caught the next floor.",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v5.8.6",),
     ),
-    "batch-limit": Flag("unbounded-sweep", "One sweep moves at most 1000 jobs."),
+    "batch-limit": Flag("boundary", "One sweep moves at most 1000 jobs."),
     "promote-order": Flag(
-        "wrong-order", "Promoted jobs are LPUSHed in score order, behind jobs already waiting."
+        "placement", "Promoted jobs are LPUSHed in score order, behind jobs already waiting."
     ),
     "promote-writes": Flag(
         "missing-write", "Promotion writes `waiting ... prev delayed`, sets delay=0 and marker 0."
     ),
     "promote-priority": Flag(
-        "priority-lost", "A promoted job with priority goes to prioritized with a fresh pc."
+        "placement", "A promoted job with priority goes to prioritized with a fresh pc."
     ),
-    "paused": Flag("paused-handling", "Paused or maxed queues still promote but fetch nothing."),
-    "promote-op": Flag("promote-one", "promote(id) moves one delayed job now, or returns -3."),
-    "lower-bound": Flag("wrong-range", "The sweep range starts at score 0."),
+    "paused": Flag("pause", "Paused or maxed queues still promote but fetch nothing."),
+    "promote-op": Flag("placement", "promote(id) moves one delayed job now, or returns -3."),
+    "lower-bound": Flag("boundary", "The sweep range starts at score 0."),
 }
 
 F = T + 5000

@@ -38,6 +38,7 @@ NOTES = {
     "deferred-failure": Flag(
         "rate-limit",
         "A job carrying defa (a deferred stall failure) is not counted by the limiter.",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v6.2.2",),
     ),
     "worker-name": Flag(
         "missing-write",
@@ -50,12 +51,12 @@ NOTES = {
         "active, and returns the limiter's PTTL (0 when none).",
     ),
     "push-back-priority": Flag(
-        "priority-lost",
+        "placement",
         "A pushed-back prioritized job goes to prioritized at P*2^32, the front of its tier, "
         "with no pc INCR and no marker.",
     ),
     "push-back-codes": Flag(
-        "lock-handling",
+        "lock-stall",
         "moveJobFromActiveToWait gives -1 without a job hash, -2 without a lock, -6 for another "
         "token's lock; there is no -3: a job not in active is left, its lock deleted all the "
         "same.",

@@ -24,65 +24,65 @@ from reference_impl.ops import MoveToDelayed, Pause, Promote
 
 NOTES = {
     "score-from-now": Flag(
-        "wrong-timestamp",
+        "score",
         "moveToDelayed scores from the caller's now: F = now + delay (only delay > 0 shifts), "
         "not from the job's timestamp or processedOn.",
     ),
     "band-bump": Flag(
-        "fifo-broken",
+        "score",
         "A retried job whose F already has jobs gets the band's highest score + 1, saturating "
         "at the ceiling; other bands do not count.",
-        "bullmq v5.8.6",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v5.8.6",),
     ),
     "backoff": Flag(
-        "backoff-encoding",
+        "score",
         "The client computes the backoff and sends it as the relative delay: fixed = delay, "
         "exponential = 2^(attempt-1) * delay. A port that sends a wrong backoff makes Node "
         "workers retry almost at once.",
-        "bullmq-rs#23",
+        ("https://github.com/bogardt/bullmq-rs/issues/23",),
     ),
     "attempts": Flag(
-        "attempt-count", "moveToDelayed does HINCRBY atm 1 unless skipAttempt is '1'."
+        "missing-write", "moveToDelayed does HINCRBY atm 1 unless skipAttempt is '1'."
     ),
     "hash-fields": Flag(
         "missing-write", "The job hash field `delay` is set to the relative delay sent (ARGV[5])."
     ),
     "leave-active": Flag(
-        "stuck-active",
+        "placement",
         "The job leaves active with LREM active -1 (from the right); -3 when it is not there.",
     ),
     "lock": Flag(
-        "lock-handling",
+        "lock-stall",
         "A matching lock is deleted; no lock gives -2, another token's lock -6; token \"0\" "
         "skips the check and leaves any lock. The lock is checked and deleted before the "
         "active check.",
     ),
-    "missing-job": Flag("missing-check", "A job without a hash gives -1 before anything else."),
+    "missing-job": Flag("precondition", "A job without a hash gives -1 before anything else."),
     "stalled-set": Flag(
-        "lock-handling",
+        "lock-stall",
         "Releasing the lock also takes the id out of the `stalled` SET (the stall checker's "
         "list of suspects); a move that does not release a lock leaves the set alone.",
-        "bullmq v5.5.4",
+        ("https://github.com/taskforcesh/bullmq/releases/tag/v5.5.4",),
     ),
     "event": Flag(
-        "event-field",
+        "event",
         "moveToDelayed emits `delayed` with delay = the absolute F, trimmed with MAXLEN ~ "
         "opts.maxLenEvents (written as 10000 when absent).",
-        "bullmq#3267",
+        ("https://github.com/taskforcesh/bullmq/issues/3267",),
     ),
     "wake": Flag(
-        "stale-wake",
+        "wake-marker",
         "After the move, marker \"1\" is recomputed from the delayed head, even on a paused "
         "queue; marker \"0\" is not written.",
-        "bullmq PR #2389",
+        ("https://github.com/taskforcesh/bullmq/pull/2389",),
     ),
     "priority-retry": Flag(
-        "priority-lost",
+        "placement",
         "A retried prioritized job waits in delayed; promotion puts it back in prioritized with "
         "a fresh pc, behind jobs of its tier.",
     ),
     "promotion": Flag(
-        "off-by-one", "A rescheduled job is promoted by a fetch at its F, not at F-1."
+        "boundary", "A rescheduled job is promoted by a fetch at its F, not at F-1."
     ),
 }
 

@@ -31,27 +31,27 @@ from reference_impl.worker_ops import RetryJob
 
 NOTES = {
     "push-end": Flag(
-        "wrong-push-side",
+        "placement",
         "retryJob LPUSHes a standard job (ARGV[3] \"LPUSH\"): it lands at the left end, behind "
         "every waiting job; with lifo (\"RPUSH\") it lands at the right end and runs next.",
     ),
     "sweep": Flag(
-        "missing-promotion",
+        "placement",
         "retryJob first promotes the due delayed jobs (moveToActive's sweep), before it even "
         "checks that the job exists; the promoted jobs are LPUSHed ahead of the retried one.",
     ),
     "sweep-marker": Flag(
-        "missing-wake",
+        "wake-marker",
         "The sweep's marker decision counts the retried job as still active (paused-or-maxed "
         "is computed before the job leaves active).",
     ),
     "marker": Flag(
-        "missing-wake",
+        "wake-marker",
         "The retried job writes marker \"0\" unless the queue is paused or at meta.concurrency, "
         "counted after the job left active.",
     ),
     "attempts": Flag(
-        "attempt-count",
+        "missing-write",
         "A retry does HINCRBY atm 1 and leaves ats, processedOn and finishedOn alone; the "
         "next fetch makes ats 2.",
     ),
@@ -61,31 +61,31 @@ NOTES = {
         "before the active check: written with a -3, not with a -2 or -6.",
     ),
     "lock": Flag(
-        "lock-handling",
+        "lock-stall",
         "A matching token deletes the lock and SREMs the id from stalled; another token's lock "
         "gives -6, no lock -2; token \"0\" skips the check and leaves lock and stalled alone. "
         "The lock is checked before the active list.",
     ),
     "not-active": Flag(
-        "stuck-active",
+        "placement",
         "The job leaves active by LREM active -1 (the rightmost copy); -3 when it is not there, "
         "after the lock was deleted: nothing rolls back.",
     ),
     "missing-job": Flag(
-        "missing-check", "A job without a hash gives -1, checked before the lock.",
+        "precondition", "A job without a hash gives -1, checked before the lock.",
     ),
     "priority": Flag(
-        "priority-lost",
+        "placement",
         "A retried job with priority > 0 goes to prioritized with a fresh INCR pc score, "
         "behind its tier, never to wait.",
     ),
     "event": Flag(
-        "missing-event",
+        "event",
         "retryJob emits `waiting jobId <id> prev active` with MAXLEN ~ opts.maxLenEvents, "
         "writing the 10000 default to meta when it is missing.",
     ),
     "backoff": Flag(
-        "backoff-encoding",
+        "score",
         "With a backoff the client sends moveToDelayed the computed relative delay (fixed n; "
         "exponential round(2^(attempt-1) * delay), attempt = atm + 1) with failedReason and "
         "stacktrace; the job waits in delayed until now + delay, with no failed or "

@@ -17,60 +17,60 @@ from reference_impl.worker_ops import MoveStalledJobsToWait
 
 NOTES = {
     "throttle": Flag(
-        "stall-throttle",
+        "lock-stall",
         "While `stalled-check` exists a pass returns [] and changes nothing; otherwise it "
         "first SETs stalled-check to now with PX stalledInterval.",
     ),
     "two-pass": Flag(
-        "stall-detection",
+        "lock-stall",
         "Only the suspects of the previous pass (the `stalled` SET) can be recovered; the pass "
         "DELs that set and ends by SADDing every id in active, so a lockless job is found "
         "stalled one to two intervals after it lost its lock.",
     ),
     "locked": Flag(
-        "lock-handling",
+        "lock-stall",
         "A suspect whose lock key exists is skipped: a live worker still holds it.",
     ),
     "finished": Flag(
-        "double-processing",
+        "lock-stall",
         "A suspect that LREM active 1 does not find (it finished meanwhile) is skipped: no "
         "stc, no event, not pushed.",
     ),
     "front": Flag(
-        "wrong-push-side",
+        "placement",
         "A recovered job is RPUSHed to wait's right end, where fetches pop, so it runs next; "
         "it goes to wait even with a priority. It leaves active by LREM active 1 (the leftmost "
         "copy).",
     ),
     "events": Flag(
-        "missing-event",
+        "event",
         "Each recovered job emits `waiting jobId <id> prev active`, then `stalled jobId <id>`, "
         "without MAXLEN: the pass XTRIMs the stream first, writing meta's opts.maxLenEvents "
         "default when missing.",
     ),
     "counts": Flag(
-        "stall-failure",
+        "lock-stall",
         "Each recovery does HINCRBY stc 1 (never reset); stc > maxStalledCount sets defa "
         "\"job stalled more than allowable limit\" and the job still goes to wait: the failure "
         "is deferred to the worker that fetches it, the script never writes failed.",
     ),
     "scheduler": Flag(
-        "stall-failure",
+        "lock-stall",
         "A job whose rjk names a live job scheduler (the repeat:<rjk> key exists, or rjk has a "
         "score in the repeat zset) never gets defa.",
     ),
     "marker": Flag(
-        "missing-wake",
+        "wake-marker",
         "Each recovered job writes marker \"0\" unless the queue is paused or at "
         "meta.concurrency, counted after that job's own LREM.",
     ),
     "missing-hash": Flag(
-        "missing-check",
+        "precondition",
         "An active suspect without a job hash is recovered anyway: HINCRBY creates a hash "
         "holding only stc=1.",
     ),
     "legacy-marker": Flag(
-        "outdated-protocol",
+        "older-protocol",
         "A suspect id starting with \"0:\" (a BullMQ < 5 marker) is only removed from active "
         "(LREM active 1): no hash, no event, not pushed.",
     ),
