@@ -12,6 +12,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import reference_impl
 from conformance import options as o
@@ -112,9 +113,19 @@ COMMANDS = (
                     Option(("--out",), "output directory", type=Path, metavar="DIR",
                            shown_default="the checkout's vectors/ in a development install; "
                            "required when the suite is installed from a wheel, whose files are "
-                           "not to be rewritten"),)),
-        Command("check", "validate the vectors and compare with a fresh regeneration",
-                "conformance.commands:vectors_check", (o.VECTORS.but(help="directory to check"),)),
+                           "not to be rewritten"),
+                    Option(("--spec",), "where to write the protocol spec rendered from the "
+                           "vectors (Markdown)", type=Path, metavar="FILE",
+                           shown_default="the checkout's docs/SPEC.md when --out is not given "
+                           "in a development install; not written otherwise"))),
+        Command("check", "validate the vectors and compare them, their JSON twins and the "
+                "spec with a fresh regeneration",
+                "conformance.commands:vectors_check", (
+                    o.VECTORS.but(help="directory to check"),
+                    Option(("--spec",), "the rendered spec to compare", type=Path,
+                           metavar="FILE", shown_default="docs/SPEC.md beside the vectors "
+                           "directory, when there is one (a checkout); not checked otherwise"),
+                )),
     )),
     Command("concurrency", "race N fetchers on one queue and check that every job is claimed "
             "exactly once, in order; or, with --crash, kill workers mid-job and check that "
@@ -246,19 +257,40 @@ def expectations_write(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def _spec_text(documents: list[tuple[Any, dict[str, Any], str]]) -> str:
+    from conformance.reports.spec import RenderedArea, render_spec
+
+    return render_spec(RenderedArea(a, d, y) for a, d, y in documents)
+
+
+def _checkout_spec(vectors: Path) -> Path | None:
+    """docs/SPEC.md beside a checkout's vectors directory, or None outside a checkout."""
+    from conformance.reports.spec import SPEC_NAME
+    from conformance.resources import installed_from_wheel
+
+    docs = vectors.parent / "docs"
+    return docs / SPEC_NAME if docs.is_dir() and not installed_from_wheel() else None
+
+
 def vectors_regenerate(args: argparse.Namespace) -> int:
-    """Write every vector file (YAML, and JSON under json/) from reference_impl."""
+    """Write every vector file (YAML, and JSON under json/) from reference_impl, and the spec
+    rendered from them."""
     from conformance.resources import installed_from_wheel, vectors_dir
-    from reference_impl.generate import write_all
+    from reference_impl.generate import files_of, render_documents, write_all
 
     if args.out is None:
         if installed_from_wheel():
             raise UsageError("vectors regenerate: the bundled vectors belong to the installed "
                              "package; write elsewhere with --out DIR")
         args.out = vectors_dir()
+        args.spec = args.spec or _checkout_spec(args.out)
     args.out.mkdir(parents=True, exist_ok=True)
-    written = write_all(args.out)
+    documents = render_documents()
+    written = write_all(args.out, files_of(documents))
     print(f"wrote {len(written)} vector files (YAML, and JSON under json/) to {args.out}")
+    if args.spec is not None:
+        args.spec.write_text(_spec_text(documents), encoding="utf-8")
+        print(f"wrote the spec to {args.spec}")
     return Exit.OK
 
 
@@ -266,10 +298,11 @@ def vectors_check(args: argparse.Namespace) -> int:
     """Validate the vector files and compare them, and their JSON twins, with a fresh
     regeneration."""
     from conformance.vectors import iter_vectors, load_dir
-    from reference_impl.generate import GENERATED_GLOBS, render_all
+    from reference_impl.generate import GENERATED_GLOBS, files_of, render_documents
 
     files = load_dir(args.vectors)
-    fresh = render_all()
+    documents = render_documents()
+    fresh = files_of(documents)
     problems = []
     for name, text in fresh.items():
         path = args.vectors / name
@@ -282,11 +315,18 @@ def vectors_check(args: argparse.Namespace) -> int:
                for pattern in GENERATED_GLOBS for p in args.vectors.glob(pattern)}
     problems += [f"{args.vectors / n}: not produced by the generator"
                  for n in sorted(on_disk - set(fresh))]
+    spec = args.spec or _checkout_spec(args.vectors)
+    if spec is not None and not spec.is_file():
+        problems.append(f"{spec}: missing; run `bullmq-conformance vectors regenerate`")
+    elif spec is not None and spec.read_text(encoding="utf-8") != _spec_text(documents):
+        problems.append(f"{spec}: differs from the spec rendered from the vectors; run "
+                        "`bullmq-conformance vectors regenerate`")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         return Exit.USAGE
     count = sum(1 for _ in iter_vectors(files))
-    print(f"{len(files)} files (and their JSON twins), {count} vectors: schema valid, ids "
-          "unique, identical to a fresh regeneration")
+    also = f", and {spec}" if spec is not None else ""
+    print(f"{len(files)} files (and their JSON twins{also}), {count} vectors: schema valid, "
+          "ids unique, identical to a fresh regeneration")
     return Exit.OK

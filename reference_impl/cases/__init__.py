@@ -86,6 +86,10 @@ class Area:
     #: The earliest protocol version every case of the area is claimed for, unless a case
     #: says otherwise (the worker half's areas: versions.WORKER_SINCE).
     since: Version | None = None
+    #: The area's rule in plain words, with its formula: the opening of its section of the spec.
+    rule: str = ""
+    #: The case the spec works through as the area's example (None: the first case).
+    example: str | None = None
 
 
 def add(

@@ -100,4 +100,10 @@ AREA = Area(
     "saturate at the ceiling.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "A delayed job with fire time F (ms) scores `F * 4096` when its band "
+        "`[F*4096, F*4096 + 4095]` is empty, else the band's highest score + 1, saturating "
+        "at the ceiling `F*4096 + 4095` (ties then order by member bytes). Scores outside "
+        "the band never count."
+    ),
 )

@@ -92,4 +92,11 @@ AREA = Area(
     "field, the delayed event, marker \"1\", and the -1/-3 codes.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "changeDelay(id, delay, now) re-scores a delayed job at `F = now + delay` (the "
+        "job's own timestamp plays no part) with the band bump, computed before the job "
+        "leaves its band. It sets the hash field `delay`, emits `delayed` with the absolute "
+        'F, and recomputes marker "1" from the delayed head. It returns 0; -1 when the job '
+        "hash is missing, -3 when the job is not in delayed, and then writes nothing."
+    ),
 )

@@ -185,4 +185,13 @@ AREA = Area(
     "the field in every state, markers, and fetch order afterwards.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "changePriority(id, P, lifo) on a waiting or prioritized job: with P > 0 the job is "
+        "re-scored `P * 2^32 + (INCR pc) mod 2^32`, a fresh counter, so it goes to the back "
+        "of its tier; with lifo it is scored exactly `P * 2^32`, with no INCR and no "
+        "marker; with P = 0 it goes back to wait (LPUSH, or RPUSH with lifo). The "
+        "`priority` field is written in every state. A fresh-counter re-score or a move to "
+        'wait writes marker "0" unless the queue is paused or maxed. A missing job gives '
+        "-1."
+    ),
 )

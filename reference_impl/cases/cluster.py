@@ -60,4 +60,9 @@ AREA = Area(
     "one slot (vectors need hash-tag).",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "Under a hash-tagged key profile (echomq: `emq:{<queue>}:`) every key a queue and "
+        "its jobs use hashes to the Redis Cluster slot of BASE. Redis hashes only the first "
+        "`{...}` of a key, so braces inside a custom job id do not move its keys."
+    ),
 )

@@ -163,4 +163,13 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "An add with `opts.de = {id, ttl}` does `SET de:<id> <job id> NX` (PX ttl when ttl "
+        "> 0) and stores `deid = <id>` in the job hash. While the key is held, an add "
+        "returns the owner's id, stores nothing but still INCRs `id`, and emits "
+        "`deduplicated`; with `extend` it re-SETs the key with a fresh PX ttl; with "
+        "`replace` a delayed owner is removed and the new job takes the key. From 6.3.7 a "
+        "key without expiry whose owner hash is gone is stale and is taken over. "
+        "removeDeduplicationKey DELs the key only when it holds the given job."
+    ),
 )

@@ -108,4 +108,10 @@ AREA = Area(
     "events a delayed add writes, and changeDelay scoring from now.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "A job added with delay > 0 goes to the delayed zset at score `F * 0x1000` (plus "
+        "the band bump), with `F = timestamp + delay`; a delay of 0 is not delayed. The job "
+        "hash records the delay, and the `delayed` event carries the absolute fire time F. "
+        "Scores are doubles, exact while F < 2^41 ms."
+    ),
 )

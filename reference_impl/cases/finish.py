@@ -226,4 +226,13 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "moveToFinished(id, token, now, value, target) checks in order: the job hash (-1); "
+        "on completion, pending dependencies (-4) and failed children (-9); the lock (-2 "
+        "none, -6 another token's; token \"0\" checks nothing). It deletes the lock, takes "
+        "the id out of `stalled`, and does `LREM active -1` (-3 when absent, with nothing "
+        "rolled back). Then it does `ZADD <target> now id`, writes `returnvalue` or "
+        "`failedReason` and `finishedOn = now`, `HINCRBY atm 1`, and emits `completed` or "
+        "`failed`, plus `retries-exhausted` when `atm >= attempts`."
+    ),
 )

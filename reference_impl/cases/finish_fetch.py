@@ -135,4 +135,11 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "With fetchNext, after the finish the script promotes due delayed jobs, then "
+        "answers as moveToActive does: a job (`RPOPLPUSH wait active`, lock `SET PX "
+        "lockDuration`); `[0, 0, pttl, 0]` when rate limited; `[0, 0, 0, 0]` when paused or "
+        "maxed; `[0, 0, 0, trunc(head / 4096)]` when only delayed jobs remain. `drained` is "
+        "emitted only when nothing was fetched and wait, active and prioritized are empty."
+    ),
 )

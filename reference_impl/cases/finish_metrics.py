@@ -83,4 +83,12 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "With maxMetricsSize m, each finish INCRs the `count` of `metrics:<target>`. The "
+        "first finish ever writes `count 1`, `prevTS = now`, `prevCount 0` and no point. "
+        "When `floor(now / 60000)` has passed `floor(prevTS / 60000)`, it LPUSHes `delta = "
+        "count before this job - prevCount` to `metrics:<target>:data`, then N - 1 zeros "
+        "for N minutes passed (N capped at m), and trims the list to m points. Without "
+        "maxMetricsSize nothing is counted."
+    ),
 )

@@ -156,4 +156,11 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "keepJobs `{count: n}` keeps the n highest-scored members of the finished set, the "
+        "finished job included (`ZREMRANGEBYRANK 0 -(n+1)`); `{count: 0}` deletes the job "
+        "at once; `{count: -1}` keeps all. `{age: s}` removes members scored `<= now - "
+        "s*1000`, at most `limit` (default 1000) per call, newest first, and runs before "
+        "the count trim. A trimmed job loses its hash and the keys hanging off it."
+    ),
 )

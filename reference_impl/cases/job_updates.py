@@ -131,4 +131,12 @@ AREA = Area(
     NOTES,
     tuple(_remove_cases() + _update_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "removeJob(id) takes an unlocked job out of its state, deletes its hash and the "
+        "keys hanging off it, and emits `removed prev <state>`; it gives 0 while the job is "
+        "locked, -8 for a job scheduler's current iteration, and 1 with no event for a "
+        "missing job. updateProgress stores the JSON progress and emits `progress`; "
+        "updateData replaces `data`; addLog RPUSHes to `<id>:logs` and keeps the last "
+        "keepLogs rows (`LTRIM -k -1`)."
+    ),
 )

@@ -59,4 +59,10 @@ AREA = Area(
     "under the profile it names.",
     NOTES,
     tuple(_for("bullmq") + _for("echomq")),
+    rule=(
+        "Every key is `BASE + suffix`, with BASE `bull:<queue>:` (bullmq profile) or "
+        "`emq:{<queue>}:` (echomq). A job hash is `BASE + id`, its lock `BASE + id + "
+        '":lock"`. wait and active are lists; delayed, prioritized and marker are zsets; '
+        "jobs are hashes; events is a stream."
+    ),
 )

@@ -99,4 +99,11 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "extendLock(id, token, d) does `SET <id>:lock token PX d` only while `GET "
+        "<id>:lock` equals the token, and SREMs the id from `stalled` (1; else 0, and an "
+        "expired lock is not re-created). extendLocks does the same for each (id, token) "
+        "pair and returns the ids it could not renew, in input order. releaseLock DELs the "
+        "lock only for its holder."
+    ),
 )

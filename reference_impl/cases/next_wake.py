@@ -145,4 +145,10 @@ AREA = Area(
     "head / 4096, and the next fire time moveToActive returns.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        'The marker zset wakes workers: member "0" at score 0 when a job is ready, member '
+        '"1" at score `head / 4096` (not floored), where head is the lowest delayed score. '
+        "When moveToActive finds nothing ready it returns the next fire time `trunc(head / "
+        "4096)`."
+    ),
 )

@@ -116,4 +116,11 @@ AREA = Area(
     "markers restored on resume, and the legacy paused list migration.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "Pause sets `meta.paused = 1` and deletes the marker; jobs stay in wait. While "
+        'paused, adds, promote and changePriority write no marker "0", delayed writes still '
+        'write marker "1", and a fetch promotes due jobs but returns none. Resume clears '
+        '`meta.paused` and writes marker "0" when wait or prioritized hold jobs, else '
+        'marker "1" from the delayed head.'
+    ),
 )

@@ -134,4 +134,10 @@ AREA = Area(
     "Priority scores, the shared pc counter and its reset, fetch order, and changePriority.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "A job with priority P > 0 goes to the prioritized zset at score `P * 2^32 + (INCR "
+        "pc) mod 2^32`, one `pc` counter shared by every tier; `2^21 - 1` is the largest "
+        "exact priority. A fetch takes wait first, and the lowest prioritized score only "
+        "when wait is empty; `pc` is deleted when a fetch finds both empty."
+    ),
 )

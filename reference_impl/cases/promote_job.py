@@ -142,4 +142,10 @@ AREA = Area(
     "error-code side effects.",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "promote(id) moves one delayed job now, whatever its fire time: LPUSH to wait (or "
+        'to prioritized with a fresh `pc`), `delay = 0`, `waiting prev delayed`, marker "0" '
+        'unless paused or maxed; marker "1" is left as it was. A job not in delayed gives '
+        "-3."
+    ),
 )

@@ -206,4 +206,12 @@ AREA = Area(
     NOTES,
     tuple(_fetch_cases() + _push_back_cases() + _ttl_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "A fetch with a max (meta.max over the worker's limiter max; the worker's duration "
+        "over meta.duration) INCRs `limiter` for each job it hands out and sets PX duration "
+        "on the first; once the counter has reached max with a live PTTL, the next fetch "
+        "returns `{job: null, ttl: PTTL}`. From 6.2.2 jobs carrying `defa` are not counted. "
+        "moveJobFromActiveToWait puts a job back at the front of wait; getRateLimitTtl "
+        "returns the PTTL once the counter has reached max."
+    ),
 )

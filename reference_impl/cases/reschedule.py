@@ -227,4 +227,11 @@ AREA = Area(
     "lock and active checks, atm, the delay field, the delayed event and marker \"1\".",
     NOTES,
     tuple(_cases()),
+    rule=(
+        "moveToDelayed(id, token, now, delay) moves an active job to delayed at `F = now + "
+        "delay` (only delay > 0 shifts) with the band bump. It checks the job (-1) and the "
+        'lock (-2, -6; token "0" skips it), does `LREM active -1` (-3), `HINCRBY atm 1` '
+        "unless skipAttempt, sets `delay`, emits `delayed` with the absolute F and "
+        'recomputes marker "1".'
+    ),
 )

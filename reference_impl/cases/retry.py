@@ -229,4 +229,12 @@ AREA = Area(
     NOTES,
     tuple((*_retry_cases(), *_backoff_cases())),
     since=versions.WORKER_SINCE,
+    rule=(
+        "retryJob(id, token, now) first promotes due delayed jobs, then checks the job (-1) "
+        "and the lock (-2, -6), writes the client's fields, takes the job out of active "
+        "(-3) and re-queues it: LPUSH to wait (RPUSH with lifo) or, with priority > 0, to "
+        'prioritized with a fresh `pc`; `HINCRBY atm 1`, `waiting prev active`, marker "0" '
+        "unless paused or maxed. A retry with backoff goes through moveToDelayed with the "
+        "delay the client computed: fixed d, exponential `round(2^(attempt - 1) * d)`."
+    ),
 )

@@ -199,4 +199,12 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    rule=(
+        "moveStalledJobsToWait runs at most once per stalledInterval (`SET stalled-check "
+        "now PX interval`). It recovers the suspects of the previous pass (the `stalled` "
+        "set) that have no lock and are still in active: RPUSH to the front of wait, "
+        "`HINCRBY stc 1`, `waiting` and `stalled` events; past maxStalledCount it sets "
+        "`defa` (never for a live scheduler's job). It then adds every id in active to "
+        "`stalled` for the next pass."
+    ),
 )

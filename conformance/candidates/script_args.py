@@ -1,0 +1,68 @@
+"""What each ARGV position of a BullMQ 6.x script carries, as the `scripts:` candidate sends it
+(npm bullmq 6.7.0 and PyPI bullmq 3.4.4 send the same), and which scripts each vector op calls.
+
+The spec prints these beside the KEYS layouts (`scripts.LAYOUTS`); a test replays the vectors
+through the `scripts:` candidate and checks every call against them, so they cannot drift from
+the calls the suite makes.
+"""
+
+from __future__ import annotations
+
+from reference_impl.ops import OP_NAMES
+
+#: Marks an ARGV entry the caller may leave off (only trailing entries are optional).
+OPTIONAL = " (optional)"
+_FIELDS = "msgpack [field, value, ...] of job fields to write, or \"\""
+
+#: ARGV of each script, by name, in position order.
+ARGV: dict[str, tuple[str, ...]] = {
+    "addStandardJob": (
+        "msgpack [BASE, custom job id or \"\", name, timestamp, parent key, parent "
+        "dependencies key, parent, repeat job key, deduplication key]",
+        "the job data as JSON text, stored verbatim",
+        "msgpack map of the job opts (delay, priority, lifo, de, ...)",
+    ),
+    "moveToActive": ("BASE", "now (ms)",
+                     "msgpack {token, lockDuration, limiter: {max, duration}?, name?}"),
+    "promote": ("BASE", "job id"),
+    "changeDelay": ("delay (ms)", "now (ms)", "job id", "the job's key"),
+    "changePriority": ("priority", "BASE", "job id", "lifo: \"1\" or \"0\""),
+    "moveToDelayed": ("BASE", "now (ms)", "job id", "token (\"0\": no lock check)",
+                      "delay (ms)", "skipAttempt: \"1\" or \"0\"", _FIELDS,
+                      "fetchNext: \"1\" or \"0\"",
+                      "msgpack fetch opts {token, lockDuration}, with fetchNext" + OPTIONAL),
+    "pause": ("\"paused\" or \"resumed\" (resume swaps KEYS[1] and KEYS[2])",),
+    "moveToFinished": ("job id", "now (ms)", "\"returnvalue\" or \"failedReason\"",
+                       "the value, as sent", "target: \"completed\" or \"failed\"",
+                       "fetchNext: \"1\" or \"0\"", "BASE",
+                       "msgpack {token, lockDuration, limiter?, keepJobs, attempts, "
+                       "maxMetricsSize}", _FIELDS),
+    "retryJob": ("BASE", "now (ms)", "\"LPUSH\" or \"RPUSH\" (lifo)", "job id", "token",
+                 _FIELDS + OPTIONAL),
+    "extendLock": ("token", "duration (ms)", "job id"),
+    "extendLocks": ("BASE", "msgpack [token, ...]", "msgpack [job id, ...]", "duration (ms)"),
+    "releaseLock": ("token", "lock duration (unused)"),
+    "moveStalledJobsToWait": ("maxStalledCount", "BASE", "now (ms)", "stalledInterval (ms)"),
+    "moveJobFromActiveToWait": ("job id", "token", "the job's key"),
+    "getRateLimitTtl": ("maxJobs (0: meta.max)",),
+    "removeDeduplicationKey": ("job id",),
+    "removeJob": ("job id", "removeChildren: \"1\" or \"0\"", "BASE"),
+    "updateProgress": ("job id", "progress as JSON text"),
+    "updateData": ("data as JSON text",),
+    "addLog": ("job id", "the log row", "keepLogs, or \"\" for all"),
+}
+ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addStandardJob"]
+
+#: The scripts a vector op may call: an add is routed like the Node client (delay > 0, else a
+#: priority, else standard); resume runs the pause script.
+OP_SCRIPTS: dict[str, tuple[str, ...]] = {
+    **{name: (name,) for name in OP_NAMES},
+    "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
+    "resume": ("pause",),
+}
+
+
+def argv_counts(script: str) -> tuple[int, int]:
+    """The fewest and the most ARGV entries a call of `script` carries."""
+    entries = ARGV[script]
+    return sum(1 for e in entries if not e.endswith(OPTIONAL)), len(entries)

@@ -1,0 +1,60 @@
+"""The ARGV layouts and op-to-script table the spec prints agree with the calls the `scripts:`
+candidate makes: every current vector is replayed through it on the reference Lua, and each
+script call is checked against `script_args` (its ARGV count) and against `OP_SCRIPTS` (the op
+that made it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.candidates import script_args
+from conformance.candidates.scripts import LAYOUTS, ScriptsCandidate
+from conformance.resources import lua_dir
+from conformance.runner import QueueNames, run_vector
+from conformance.servers import ServerInfo, client_for
+from conformance.session import profile_for
+from conformance.vectors import Vector
+from reference_impl.ops import OP_NAMES, op_to_dict
+
+
+def test_every_script_has_an_argv_layout_and_every_op_its_scripts() -> None:
+    assert set(script_args.ARGV) == set(LAYOUTS)
+    assert set(script_args.OP_SCRIPTS) == set(OP_NAMES)
+    assert {s for names in script_args.OP_SCRIPTS.values() for s in names} == set(LAYOUTS)
+    for script, entries in script_args.ARGV.items():
+        optional = [e.endswith(script_args.OPTIONAL) for e in entries]
+        assert optional == sorted(optional), f"{script}: an optional entry before a required one"
+
+
+def test_calls_match_the_layouts(all_vectors: list[Vector], redis_server: ServerInfo,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    current: list[str] = []
+    calls: list[tuple[str, str, int]] = []
+    real_apply, real_call = ScriptsCandidate.apply, ScriptsCandidate._call
+
+    def apply(self: ScriptsCandidate, client: Any, queue: Any, op: Any) -> Any:
+        current[:] = [op_to_dict(op)["op"]]
+        return real_apply(self, client, queue, op)
+
+    def call(self: ScriptsCandidate, client: Any, queue: Any, name: str, args: list[Any],
+             *rest: Any, **kw: Any) -> Any:
+        calls.append((current[0], name, len(args)))
+        return real_call(self, client, queue, name, args, *rest, **kw)
+
+    monkeypatch.setattr(ScriptsCandidate, "apply", apply)
+    monkeypatch.setattr(ScriptsCandidate, "_call", call)
+    candidate = ScriptsCandidate(lua_dir())
+    client = client_for(redis_server)
+    names = QueueNames()
+    for vector in (v for v in all_vectors if v.span.until is None):
+        verdict = run_vector(vector, candidate, client, profile_for("bullmq"), names)
+        assert verdict.outcome in ("passed", "skipped"), (vector.id, verdict.message)
+    problems = []
+    for op, script, count in calls:
+        low, high = script_args.argv_counts(script)
+        if script not in script_args.OP_SCRIPTS[op] or not low <= count <= high:
+            problems.append(f"{op} called {script} with {count} ARGV (layout: {low}-{high})")
+    assert sorted(set(problems)) == []
+    assert {script for _, script, _ in calls} == set(LAYOUTS), "a script no vector calls"
