@@ -9,7 +9,7 @@ mkdir -p "$dest"
 releases=("$@")
 if [ ${#releases[@]} -eq 0 ]; then
   # The releases the acceptance names, and one release on each side of every boundary a
-  # vector observes (docs/PROTOCOL.md §1.1).
+  # vector observes (docs/RESEARCH.md §1.1).
   releases=(npm:4.18.3 npm:5.0.0 npm:5.1.0 npm:5.1.1 npm:5.1.8 npm:5.1.9 npm:5.1.10
             npm:5.5.3 npm:5.5.4 npm:5.8.0 npm:5.8.1 npm:5.8.2 npm:5.8.3 npm:5.8.5 npm:5.8.6
             npm:5.8.7 npm:5.9.0 npm:5.26.2 npm:5.28.0 npm:5.81.5 npm:6.0.0 npm:6.2.1

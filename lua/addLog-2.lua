@@ -1,6 +1,6 @@
 --[[
   Append a row to a job's log list, optionally keeping only the newest
-  rows (PROTOCOL-WORKER §8). Python's client does not use this script.
+  rows (RESEARCH-WORKER §8). Python's client does not use this script.
 
   Input:
     KEYS[1] job key (BASE .. jobId)

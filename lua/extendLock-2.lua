@@ -1,5 +1,5 @@
 --[[
-  Renew one job's lock (PROTOCOL-WORKER §3).
+  Renew one job's lock (RESEARCH-WORKER §3).
 
   Input:
     KEYS[1] the job's lock key (BASE .. jobId .. ":lock")

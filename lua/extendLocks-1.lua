@@ -1,6 +1,6 @@
 --[[
   Renew the locks of several jobs at once: the worker's periodic lock
-  renewal (PROTOCOL-WORKER §3). Each job is handled as in extendLock.
+  renewal (RESEARCH-WORKER §3). Each job is handled as in extendLock.
 
   Input:
     KEYS[1] stalled

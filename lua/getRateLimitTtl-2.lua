@@ -1,5 +1,5 @@
 --[[
-  How long the queue is still rate limited (PROTOCOL-WORKER §5.2).
+  How long the queue is still rate limited (RESEARCH-WORKER §5.2).
 
   Input:
     KEYS[1] limiter     (STRING counter)

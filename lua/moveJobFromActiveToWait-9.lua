@@ -1,6 +1,6 @@
 --[[
   Push an active job back to be fetched again, after the processor hit a
-  rate limit (Node's RateLimitError; PROTOCOL-WORKER §5.1). The attempt
+  rate limit (Node's RateLimitError; RESEARCH-WORKER §5.1). The attempt
   is not counted.
 
   Input:

@@ -1,5 +1,5 @@
 --[[
-  Drop a job's lock if it still belongs to the caller (PROTOCOL-WORKER
+  Drop a job's lock if it still belongs to the caller (RESEARCH-WORKER
   §3). Shipped by BullMQ but called by neither client.
 
   Input:

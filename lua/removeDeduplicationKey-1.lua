@@ -1,6 +1,6 @@
 --[[
   End a job's deduplication window early (Node Job.removeDeduplicationKey,
-  PROTOCOL-WORKER §6.2): the window key is deleted only while this job
+  RESEARCH-WORKER §6.2): the window key is deleted only while this job
   owns it, TTL or not.
 
   Input:

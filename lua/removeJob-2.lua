@@ -1,6 +1,6 @@
 --[[
   Remove a job that has no children, whatever its state
-  (PROTOCOL-WORKER §7).
+  (RESEARCH-WORKER §7).
 
   Input:
     KEYS[1] job key (BASE .. jobId)

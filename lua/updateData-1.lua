@@ -1,5 +1,5 @@
 --[[
-  Replace a job's data (PROTOCOL-WORKER §8). No event is written.
+  Replace a job's data (RESEARCH-WORKER §8). No event is written.
 
   Input:
     KEYS[1] job key (BASE .. jobId)

@@ -1,5 +1,5 @@
 --[[
-  Record a job's progress and tell listeners (PROTOCOL-WORKER §8).
+  Record a job's progress and tell listeners (RESEARCH-WORKER §8).
 
   Input:
     KEYS[1] job key (BASE .. jobId)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Queue-level key suffixes that the scripts in this protocol subset touch (PROTOCOL.md §2.1).
+#: Queue-level key suffixes that the scripts in this protocol subset touch (RESEARCH.md §2.1).
 QUEUE_SUFFIXES: tuple[str, ...] = (
     "wait",
     "active",

@@ -23,7 +23,7 @@ JOB_NOT_EXIST = -1
 JOB_LOCK_NOT_EXIST = -2
 JOB_NOT_IN_STATE = -3
 JOB_LOCK_MISMATCH = -6
-#: Every negative code a BullMQ script returns (Node `ErrorCode`, PROTOCOL §7.4): its Node name
+#: Every negative code a BullMQ script returns (Node `ErrorCode`, RESEARCH §7.4): its Node name
 #: and what it means. Python names -4 `JobPendingDependencies` and has no -8.
 ERROR_CODES: Mapping[int, tuple[str, str]] = {
     JOB_NOT_EXIST: ("JobNotExist", "job does not exist"),

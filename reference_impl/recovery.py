@@ -1,5 +1,5 @@
 """Getting a job going again: retryJob-11, the client's backoff for the moveToDelayed path, and
-the stall check moveStalledJobsToWait-9 (PROTOCOL-WORKER.md §2, §4)."""
+the stall check moveStalledJobsToWait-9 (RESEARCH-WORKER.md §2, §4)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Values keep the types Redis gives them. Hash fields whose content is JSON are wrapped in
 `JsonText`, so that vectors compare them as parsed JSON rather than as bytes (encoders differ in
-spacing and key order, PROTOCOL.md §7.1).
+spacing and key order, RESEARCH.md §7.1).
 """
 
 from __future__ import annotations

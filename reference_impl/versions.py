@@ -4,7 +4,7 @@ A protocol version is an npm `bullmq` version (PyPI releases are named by the np
 scripts they ship). Every vector holds over a range `[since, until)`; the model takes a version
 and behaves as that release's scripts (and, where the caller computes part of the state, that
 release's Node client) do. The boundaries below were each checked against the npm releases on
-both sides of it (docs/PROTOCOL.md §1.1).
+both sides of it (docs/RESEARCH.md §1.1).
 """
 
 from __future__ import annotations

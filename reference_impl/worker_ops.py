@@ -1,5 +1,5 @@
 """The worker half's ops: finishing, retrying, locks, stall recovery, rate limits, removal and
-job updates (docs/PROTOCOL.md, the worker sections). Each mirrors one client call, with its
+job updates (docs/RESEARCH.md, the worker sections). Each mirrors one client call, with its
 clock passed in.
 
 Normalized results: `MoveToFinished` gives the script's integer code, or `{job, ttl, next}`

@@ -1,4 +1,4 @@
-"""Shared by the QueueModel tests: the worked example's clock T (PROTOCOL.md §9) and readers of
+"""Shared by the QueueModel tests: the worked example's clock T (RESEARCH.md §9) and readers of
 the model's state (its event stream, and the replies of moveToActive)."""
 
 from __future__ import annotations

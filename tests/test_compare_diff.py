@@ -23,7 +23,7 @@ from conformance.compare import (
 from reference_impl.model import ERROR_CODES
 from reference_impl.scores import BAND
 
-PROTOCOL = Path(__file__).resolve().parents[1] / "docs" / "PROTOCOL.md"
+PROTOCOL = Path(__file__).resolve().parents[1] / "docs" / "RESEARCH.md"
 
 
 def _details(diff: list[str]) -> list[str]:
@@ -186,7 +186,7 @@ def test_return_diffs_are_capped() -> None:
 
 
 def _protocol_codes() -> dict[int, str]:
-    """The code -> Node name table of PROTOCOL.md §7.4."""
+    """The code -> Node name table of RESEARCH.md §7.4."""
     text = PROTOCOL.read_text(encoding="utf-8")
     section = text.split("### 7.4 Error codes", 1)[1].split("\n#", 1)[0]
     return {int(code): name for code, name in re.findall(r"\| (-\d+) \| (\w+) ", section)}

@@ -1,4 +1,4 @@
-"""Key naming (PROTOCOL.md §2, §2.3): expected keys are written out by hand."""
+"""Key naming (RESEARCH.md §2, §2.3): expected keys are written out by hand."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """QueueModel adds, moveToActive with its sweep of due delayed jobs, and the paused and
-concurrency-maxed queue (PROTOCOL.md §2, §4, §5, §6, §7, §8); also that empty containers vanish
+concurrency-maxed queue (RESEARCH.md §2, §4, §5, §6, §7, §8); also that empty containers vanish
 from the Store and that apply refuses what is not an op.
 
 Expected states are literals computed by hand from the protocol; nothing is derived by calling

@@ -1,5 +1,5 @@
 """QueueModel changes to a queued job: promote, changeDelay and changePriority, with the scores,
-markers and events they write (PROTOCOL.md §3, §4, §5, §6, §7.3, §8).
+markers and events they write (RESEARCH.md §3, §4, §5, §6, §7.3, §8).
 
 Expected states are literals computed by hand from the protocol; nothing is derived by calling
 the model or the score functions. T = 1700000000000 as in the worked example (§9).

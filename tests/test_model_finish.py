@@ -1,4 +1,4 @@
-"""QueueModel moveToFinished-14 (PROTOCOL-WORKER.md §0.1-§0.5, §1, §6.2): the finished writes,
+"""QueueModel moveToFinished-14 (RESEARCH-WORKER.md §0.1-§0.5, §1, §6.2): the finished writes,
 the error codes and their order, fetch-next and the dedup release (retention and metrics are
 in test_model_finish_retention.py).
 

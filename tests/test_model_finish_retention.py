@@ -1,4 +1,4 @@
-"""QueueModel moveToFinished-14 retention and metrics (PROTOCOL-WORKER.md §1.2, §1.3): the
+"""QueueModel moveToFinished-14 retention and metrics (RESEARCH-WORKER.md §1.2, §1.3): the
 keepJobs rows and the per-minute metrics. Expected states are literals computed by hand from
 the protocol, never by calling the model's helpers.
 

@@ -1,5 +1,5 @@
 """QueueModel recovery: the client's backoff, retryJob-11, and the stall check
-moveStalledJobsToWait-9 (PROTOCOL-WORKER.md §0.1, §2, §4).
+moveStalledJobsToWait-9 (RESEARCH-WORKER.md §0.1, §2, §4).
 
 Expected states are literals computed by hand from the protocol; nothing is derived by calling
 the model or the score functions. T = 1700000000000 as in the worked examples.

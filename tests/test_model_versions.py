@@ -1,6 +1,6 @@
 """QueueModel at older protocol versions: each boundary of reference_impl.versions, on both sides.
 
-Expected values are hand-computed from the notes on each boundary (docs/PROTOCOL.md §1.1):
+Expected values are hand-computed from the notes on each boundary (docs/RESEARCH.md §1.1):
 T = 1700000000000, S = 4096, so T*S = 6963200000000000 and (T+5000)*S = 6963200020480000.
 Nothing here is derived by calling the model's score functions.
 """

@@ -1,4 +1,4 @@
-"""QueueModel against the worked example of PROTOCOL.md §9: the seven adds, the first fetches,
+"""QueueModel against the worked example of RESEARCH.md §9: the seven adds, the first fetches,
 and the saturated band with its zset tie order (§3, §4, §5, §8, §9).
 
 Expected states are literals computed by hand from the protocol; nothing is derived by calling

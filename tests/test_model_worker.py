@@ -1,5 +1,5 @@
 """QueueModel, the worker half's small ops: locks, the rate limiter, deduplication keys, removal
-and job updates (docs/PROTOCOL.md, the worker sections).
+and job updates (docs/RESEARCH.md, the worker sections).
 
 Expected states are literals computed by hand from the protocol; nothing is derived by calling
 the model's helpers. T = 1700000000000 as in the worked example.

@@ -1,4 +1,4 @@
-"""Score formulas (PROTOCOL.md §3, §4, §5, §6).
+"""Score formulas (RESEARCH.md §3, §4, §5, §6).
 
 Every expected value is a literal computed by hand from the protocol; the comment next to it
 shows the arithmetic. T = 1700000000000 is the timestamp of the worked example (§9).

@@ -10,7 +10,7 @@ Each op goes through the package's own Python code, not through our script runne
 - `promote` is `Job.promote()` and `changePriority` is `Job.changePriority({priority, lifo})`,
   on a `Job` handle for the id (the scripts read nothing but the id);
 - `changeDelay` has no Python API. The package ships `changeDelay-4.lua` but does not load it;
-  if a `Scripts` object ever has it in its `commands`, it is called with PROTOCOL §7.3 args,
+  if a `Scripts` object ever has it in its `commands`, it is called with RESEARCH §7.3 args,
   otherwise the op raises `CandidateSkipped`;
 - `moveToDelayed` with fields or fetchNext is `Scripts.moveToDelayed(id, now, delay, token,
   {skipAttempt, fieldsToUpdate, fetchNext, workerOpts})`, the call `Job.moveToFailed` makes for
@@ -81,7 +81,7 @@ from reference_impl.versions import Version
 
 INSTALL_HINT = ("--candidate bullmq-py needs the official client: "
                 f"pip install bullmq=={PINNED_VERSION}")
-#: KEYS of changeDelay-4 (PROTOCOL.md §7.3).
+#: KEYS of changeDelay-4 (RESEARCH.md §7.3).
 CHANGE_DELAY_KEYS = ("delayed", "meta", "marker", "events")
 _REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 

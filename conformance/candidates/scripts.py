@@ -61,7 +61,7 @@ class Layout:
         return f"{self.name}-{len(self.keys)}.lua"
 
 
-#: BullMQ 6.x KEYS layouts (PROTOCOL.md §7.2, §7.3).
+#: BullMQ 6.x KEYS layouts (RESEARCH.md §7.2, §7.3).
 LAYOUTS: dict[str, Layout] = {
     layout.name: layout
     for layout in (
@@ -84,7 +84,7 @@ LAYOUTS: dict[str, Layout] = {
         *(Layout(name, keys) for name, keys in scripts_worker.WORKER_KEYS.items()),
     )
 }
-#: The shapes of earlier 5.x and 6.x releases (docs/PROTOCOL.md §1.1): each new key was inserted
+#: The shapes of earlier 5.x and 6.x releases (docs/RESEARCH.md §1.1): each new key was inserted
 #: in the middle, so the order comes from the file's key count, never from the name alone.
 ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
     "addStandardJob": (

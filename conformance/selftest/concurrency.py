@@ -16,7 +16,7 @@ Two calls in flight at once may return in the other order than Redis ran them, s
 violation is only counted when it is certain: the later job's call *returned* before the
 earlier job's call was *sent*. Reorderings between overlapping calls are reported apart.
 
-`textbook_claims` runs the textbook race of PROTOCOL.md §10 on a raw ZSET: ZRANGEBYSCORE
+`textbook_claims` runs the textbook race of RESEARCH.md §10 on a raw ZSET: ZRANGEBYSCORE
 -inf now LIMIT 0 10, then ZREM per member; only a reply of 1 is a claim (or, as a negative
 control, every listed member when `respect_reply=False`).
 """

@@ -49,7 +49,7 @@ def _reuse_counter(counter_key: str) -> str:
 
 #: The queue half: delayed scores, the sweep, adds, priorities, fetch, markers, lifecycle.
 QUEUE_MUTANTS: tuple[Mutant, ...] = (
-    # --- delayed scores (PROTOCOL §3) ---
+    # --- delayed scores (RESEARCH §3) ---
     _m("shift-0x800", "wrong shift: F*0x800 instead of F*0x1000",
        [(_OURS_BAND, _OURS_BAND.replace("0x1000", "0x800"))],
        [(_OFF_BAND, _OFF_BAND.replace("0x1000", "0x800"))]),

@@ -1,4 +1,4 @@
-"""The worker half of the mutant catalog, part 1: finishing a job (PROTOCOL-WORKER §1) and the
+"""The worker half of the mutant catalog, part 1: finishing a job (RESEARCH-WORKER §1) and the
 lock check every script that takes a job out of active runs (§0.1).
 
 Our `lua/` keeps this logic in `moveToFinished-14.lua` and the includes `trimFinishedJobs`,

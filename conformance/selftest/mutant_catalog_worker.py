@@ -1,4 +1,4 @@
-"""The worker half of the mutant catalog, part 2: retrying (PROTOCOL-WORKER §2.1), the stall
+"""The worker half of the mutant catalog, part 2: retrying (RESEARCH-WORKER §2.1), the stall
 check (§4), the rate limiter (§5), lock renewal (§3), deduplication (§6), removal (§7) and the
 job mutators (§8).
 

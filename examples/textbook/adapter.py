@@ -2,7 +2,7 @@
 """The textbook Redis delayed queue, as a bullmq-conformance adapter (docs/ADAPTERS.md).
 
 THIS IS AN EXAMPLE OF A NON-CONFORMING DESIGN. It exists so that the suite can show, vector by
-vector, where the classic pattern (PROTOCOL.md §10) and BullMQ 6.x disagree. Do not copy it
+vector, where the classic pattern (RESEARCH.md §10) and BullMQ 6.x disagree. Do not copy it
 into a port.
 
 What it keeps from BullMQ, so that the failures isolate the design differences:

@@ -1,5 +1,5 @@
 --[[
-  The part every add script shares (PROTOCOL §7.2, steps 1-4 and 8).
+  The part every add script shares (RESEARCH §7.2, steps 1-4 and 8).
 
   beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
     args is the decoded packed-args array:

@@ -1,5 +1,5 @@
 --[[
-  Deduplication on add (PROTOCOL-WORKER §6.1). Runs after the custom-id
+  Deduplication on add (RESEARCH-WORKER §6.1). Runs after the custom-id
   duplicate check (which wins) and before the job is stored.
 
   deduplicateJob(job, base, windowKey, dedupOpts, delayedKey, eventsKey)

@@ -1,4 +1,4 @@
-"""retry: a failed job with attempts left goes back to be run again (PROTOCOL-WORKER.md §2).
+"""retry: a failed job with attempts left goes back to be run again (RESEARCH-WORKER.md §2).
 
 Without a backoff the worker calls retryJob-11: the due delayed jobs are swept first, then the
 lock check, the client's fields, LREM from active, and the push back to wait (LPUSH, or RPUSH

@@ -1,4 +1,4 @@
-"""stalled: the stall check, moveStalledJobsToWait-9 (PROTOCOL-WORKER.md §4).
+"""stalled: the stall check, moveStalledJobsToWait-9 (RESEARCH-WORKER.md §4).
 
 One pass per stalledInterval (the `stalled-check` key throttles every worker). A pass takes the
 suspects the previous pass left in `stalled`; each one still active and without a lock goes

@@ -10,7 +10,7 @@ from pathlib import Path
 import redis
 from msgpack import packb  # msgpack nil (None) is Lua nil
 
-KEYS = {  # each script's KEYS, as queue key suffixes in order (PROTOCOL.md §7.2, §7.3)
+KEYS = {  # each script's KEYS, as queue key suffixes in order (RESEARCH.md §7.2, §7.3)
     "addStandardJob": "wait paused meta id completed delayed active events marker",
     "addDelayedJob": "marker meta id delayed completed events",
     "addPrioritizedJob": "marker meta id prioritized delayed completed active events pc",
