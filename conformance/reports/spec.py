@@ -23,7 +23,7 @@ from reference_impl.ops import Add, op_from_dict
 SPEC_NAME = "SPEC.md"
 _VECTORS = "../vectors"
 #: Longest worked example, in YAML lines: longer first cases give way to a later, shorter one.
-_EXAMPLE_LINES = 60
+_EXAMPLE_LINES = 100
 _KEY_TYPES = ("string", "list", "zset", "hash", "stream", "set")
 _ID_LINE = re.compile(r"^- id: (\S+)$", re.MULTILINE)
 #: Cited vector ids in the page, for readers and for the test that they exist.

@@ -156,6 +156,7 @@ AREA = Area(
     NOTES,
     tuple(_cases()),
     since=versions.WORKER_SINCE,
+    example="count-2",
     rule=(
         "keepJobs `{count: n}` keeps the n highest-scored members of the finished set, the "
         "finished job included (`ZREMRANGEBYRANK 0 -(n+1)`); `{count: 0}` deletes the job "

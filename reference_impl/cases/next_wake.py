@@ -145,6 +145,7 @@ AREA = Area(
     "head / 4096, and the next fire time moveToActive returns.",
     NOTES,
     tuple(_cases()),
+    example="standard-then-delayed",
     rule=(
         'The marker zset wakes workers: member "0" at score 0 when a job is ready, member '
         '"1" at score `head / 4096` (not floored), where head is the lowest delayed score. '

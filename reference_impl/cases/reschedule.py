@@ -227,6 +227,7 @@ AREA = Area(
     "lock and active checks, atm, the delay field, the delayed event and marker \"1\".",
     NOTES,
     tuple(_cases()),
+    example="bump-one-in-band",
     rule=(
         "moveToDelayed(id, token, now, delay) moves an active job to delayed at `F = now + "
         "delay` (only delay > 0 shifts) with the band bump. It checks the job (-1) and the "

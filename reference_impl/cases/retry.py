@@ -229,6 +229,7 @@ AREA = Area(
     NOTES,
     tuple((*_retry_cases(), *_backoff_cases())),
     since=versions.WORKER_SINCE,
+    example="lpush-behind-waiting",
     rule=(
         "retryJob(id, token, now) first promotes due delayed jobs, then checks the job (-1) "
         "and the lock (-2, -6), writes the client's fields, takes the job out of active "
