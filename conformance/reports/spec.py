@@ -95,32 +95,42 @@ def key_pattern(suffix: str, job_ids: Iterable[str], fixed: set[str]) -> str:
 
 def _keys_table(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> list[str]:
     fixed = _fixed_suffixes()
-    found: dict[str, set[str]] = {}
+    found: dict[str, tuple[set[str], str]] = {}
     for test in current:
         ids = _job_ids(test) | set(test["given"])
         for suffix, value in test["expect"]["keys"].items():
             kind = next(k for k in _KEY_TYPES if k in value)
-            found.setdefault(key_pattern(suffix, ids - fixed, fixed), set()).add(kind)
-    rows = ["| key (BASE + ...) | type |", "| --- | --- |"]
-    rows += [f"| `{name}` | {', '.join(sorted(kinds))} |" for name, kinds in sorted(found.items())]
+            name = key_pattern(suffix, ids - fixed, fixed)
+            found.setdefault(name, (set(), test["id"]))[0].add(kind)
+    lines = rendered.lines()
+    rows = ["| key (BASE + ...) | type | first vector expecting it |", "| --- | --- | --- |"]
+    area = rendered.area.name
+    rows += [f"| `{name}` | {', '.join(sorted(kinds))} | {_cite(area, first, lines)} |"
+             for name, (kinds, first) in sorted(found.items())]
     return rows
 
 
-def _scripts(current: list[Mapping[str, Any]]) -> list[str]:
-    used: list[str] = []
+def _scripts(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> list[str]:
+    used: dict[str, list[str]] = {}
     for test in current:
         for step in test["when"]:
             op = op_from_dict(step)
             names = OP_SCRIPTS[step["op"]]
             if isinstance(op, Add):
                 names = tuple(n for n in names if n.lower().startswith("add" + op.route()))
-            used += [n for n in names if n not in used]
+            for script in names:
+                callers = used.setdefault(script, [])
+                if test["id"] not in callers:
+                    callers.append(test["id"])
+    lines = rendered.lines()
     out = []
     for name in sorted(used):
-        layout = LAYOUTS[name]
+        layout, callers = LAYOUTS[name], used[name]
         keys = ", ".join(f"{i} `{k}`" for i, k in enumerate(layout.keys, 1))
         argv = "; ".join(f"{i} {a}" for i, a in enumerate(ARGV[name], 1))
-        out += [f"- **`{layout.file_name}`**", f"  - KEYS: {keys}", f"  - ARGV: {argv}"]
+        out += [f"- **`{layout.file_name}`**, called by {len(callers)} current vectors, first "
+                f"{_cite(rendered.area.name, callers[0], lines)}",
+                f"  - KEYS: {keys}", f"  - ARGV: {argv}"]
     return out
 
 
@@ -182,7 +192,7 @@ def render_area_section(rendered: RenderedArea) -> list[str]:
         out.append(f"- **{flag}** (`{note['bug_type']}`): {prose(note['description'])} "
                    "Checked by " + ", ".join(_cite(name, i, lines) for i in ids) + ".")
     out += ["", "### Keys", "", *_keys_table(rendered, current), "", "### Scripts", "",
-            *_scripts(current), "", "### Versions", "", *_history(rendered, tests), "",
+            *_scripts(rendered, current), "", "### Versions", "", *_history(rendered, tests), "",
             "### Worked example", "", *_example(rendered, current), "", "### Defect classes",
             ""]
     classes: dict[str, list[str]] = {}
