@@ -65,8 +65,9 @@ def _version_label(span: Mapping[str, Any]) -> str:
 
 def _fixed_suffixes() -> set[str]:
     names = {s for layout in LAYOUTS.values() for s in layout.keys if "{" not in s}
-    return names | {f"metrics:{t}" for t in ("completed", "failed")} \
-        | {f"metrics:{t}:data" for t in ("completed", "failed")}
+    targets = ("completed", "failed")  # the `{target}` of moveToFinished's layout
+    return names | set(targets) | {f"metrics:{t}" for t in targets} \
+        | {f"metrics:{t}:data" for t in targets}
 
 
 def _job_ids(test: Mapping[str, Any]) -> set[str]:
@@ -97,7 +98,8 @@ def _keys_table(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> lis
     fixed = _fixed_suffixes()
     found: dict[str, tuple[set[str], str]] = {}
     for test in current:
-        ids = _job_ids(test) | set(test["given"])
+        # A seeded hash outside the fixed names is a job's: its id names the job's keys.
+        ids = _job_ids(test) | {k for k, v in test["given"].items() if "hash" in v}
         for suffix, value in test["expect"]["keys"].items():
             kind = next(k for k in _KEY_TYPES if k in value)
             name = key_pattern(suffix, ids - fixed, fixed)
