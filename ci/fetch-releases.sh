@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fetch the Lua scripts of pinned real BullMQ releases (npm tarballs, PyPI wheels or sdists)
-# into DIR/npm-<version>/ and DIR/pypi-<version>/, without installing them.
-# Usage: ci/fetch-releases.sh DIR [npm:VERSION|pypi:VERSION ...]
-#   With no releases named, fetches the set CI judges (ci/protocols.sh).
+# into DIR/npm-<version>/ and DIR/pypi-<version>/, without installing them; a PyPI fork that
+# ships BullMQ's scripts, named pypi:PACKAGE==VERSION, into DIR/pypi-<package>-<version>/.
+# Usage: ci/fetch-releases.sh DIR [npm:VERSION|pypi:VERSION|pypi:PACKAGE==VERSION ...]
+#   With no releases named, fetches the npm and PyPI bullmq releases CI judges
+#   (ci/releases.py names them all, forks included).
 set -euo pipefail
 dest="$1"; shift
 mkdir -p "$dest"
@@ -19,16 +21,19 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for release in "${releases[@]}"; do
-  kind="${release%%:*}"; version="${release#*:}"
-  out="$dest/$kind-$version"
+  kind="${release%%:*}"; version="${release#*:}"; package=bullmq; name="$kind-$version"
+  if [[ "$version" == *==* ]]; then
+    package="${version%%==*}"; version="${version#*==}"; name="$kind-$package-$version"
+  fi
+  out="$dest/$name"
   [ -d "$out" ] && continue
-  mkdir -p "$work/$kind-$version" && cd "$work/$kind-$version"
+  mkdir -p "$work/$name" && cd "$work/$name"
   if [ "$kind" = npm ]; then
     npm pack "bullmq@$version" --silent >/dev/null
     tar xzf "bullmq-$version.tgz"
     src=package/dist/cjs/commands
   else
-    python -m pip download -q --no-deps "bullmq==$version" -d .
+    python -m pip download -q --no-deps "$package==$version" -d .
     archive="$(ls | head -1)"
     case "$archive" in
       *.whl) python -m zipfile -e "$archive" x ;;
@@ -37,6 +42,6 @@ for release in "${releases[@]}"; do
     src="$(dirname "$(find x -name 'moveToActive-*.lua' | head -1)")"
   fi
   cd - >/dev/null
-  mkdir -p "$out" && cp -r "$work/$kind-$version/$src/." "$out/"
+  mkdir -p "$out" && cp -r "$work/$name/$src/." "$out/"
   echo "$release -> $out ($(ls "$out" | grep -c '\.lua$') scripts)"
 done

@@ -100,13 +100,22 @@ COMMANDS = (
                            metavar="REPORT", dest="report"),
                     _out("the file"))),
     )),
-    Command("report", "a static HTML page comparing JSON reports", "conformance.reports.html:main",
-            (Option(("--html",), "the page to write", type=Path, required=True, metavar="OUT"),
-             Option(("reports",), "--report-json files, one column each, in this order",
-                    type=Path, nargs="+", metavar="REPORT")),
-            "Write one self-contained HTML page (no network) from --report-json files: a "
-            "pass-rate chart per report, and a vector x report matrix whose failed cells unfold "
-            "their diffs."),
+    Command("report", "a static HTML page comparing JSON reports, or the releases page",
+            "conformance.commands:report",
+            (Option(("--html",), "the page comparing REPORT files to write", type=Path,
+                    metavar="OUT", shown_default="give --html or --releases"),
+             Option(("--releases",), "instead, the releases page to write from one "
+                    "releases.json (ci/releases.sh writes it)", type=Path, metavar="OUT",
+                    shown_default="give --html or --releases"),
+             Option(("reports",), "--report-json files, one column each, in this order; with "
+                    "--releases, the one releases.json", type=Path, nargs="+",
+                    metavar="REPORT")),
+            "Write one self-contained HTML page (no network). With --html, from --report-json "
+            "files: a pass-rate chart per report, and a vector x report matrix whose failed "
+            "cells unfold their diffs. With --releases, from the releases.json of "
+            "ci/releases.sh: one row per real release, its protocol range as identify names "
+            "it, a cell per vector area (passed/applicable, green, red or grey), and the "
+            "vectors it fails."),
     Command("vectors", "regenerate or check the vector files", subcommands=(
         Command("regenerate", "write the vectors from reference_impl",
                 "conformance.commands:vectors_regenerate", (
@@ -270,6 +279,20 @@ def _checkout_spec(vectors: Path) -> Path | None:
 
     docs = vectors.parent / "docs"
     return docs / SPEC_NAME if docs.is_dir() and not installed_from_wheel() else None
+
+
+def report(args: argparse.Namespace) -> int:
+    """`report`: the page of --report-json files (`--html`) or of releases (`--releases`)."""
+    if (args.html is None) == (args.releases is None):
+        raise UsageError("report: give --html OUT (a page of --report-json files) or "
+                         "--releases OUT (the releases page), one of them")
+    if args.html is not None:
+        from conformance.reports.html import main as html_main
+
+        return html_main(args)
+    from conformance.reports.releases import main as releases_main
+
+    return releases_main(args)
 
 
 def vectors_regenerate(args: argparse.Namespace) -> int:

@@ -15,8 +15,9 @@ from reference_impl import versions
 
 VECTORS_DIR = vectors_dir()
 
-# The report tests' fixtures (`runs`, `page`), shared by tests/test_report_*.py.
-pytest_plugins = ["report_helpers", "tests.fault_helpers"]
+# The report tests' fixtures (`runs`, `page`), shared by tests/test_report_*.py, and headless
+# Chromium's (`chromium`), shared by the page tests.
+pytest_plugins = ["report_helpers", "chromium_helpers", "tests.fault_helpers"]
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 `run --protocol`, and `identify` on our own scripts, a copy with a 5.x pause, and 4.x files.
 
 The releases themselves (npm bullmq 5.0.0 to 6.7.0, PyPI bullmq 2.0.0 to 3.4.4) are judged
-by ci/protocols.sh, which fetches them; these tests need no network.
+by ci/releases.sh, which fetches them; these tests need no network.
 """
 
 from __future__ import annotations

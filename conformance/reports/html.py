@@ -16,7 +16,6 @@ import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from conformance.errors import UsageError
@@ -28,6 +27,7 @@ from conformance.reports.json_report import (
     properties_text,
     protocol_text,
 )
+from conformance.reports.markup import area_cell, document, e
 from conformance.resources import report_asset
 
 _BAR_WIDTH, _LABEL_WIDTH, _ROW_HEIGHT = 180, 130, 18
@@ -46,10 +46,6 @@ class Column:
         return {result["id"]: result for result in self.document["results"]}
 
 
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
-
-
 def cell_id(column: int, vector_id: str) -> str:
     """The id of a matrix cell (column from 1); `#open=<id>` unfolds it on load."""
     return f"c{column}-{vector_id}"
@@ -57,12 +53,12 @@ def cell_id(column: int, vector_id: str) -> str:
 
 def _head(column: Column) -> str:
     doc = column.document
-    return (f'<span class="cand">{_e(doc["candidate"])}</span>'
-            f'<span class="ver">{_e(doc["candidate_version"])}</span>'
-            f'<span>profile {_e(doc["profile"])}</span>'
-            f"<span>{_e(protocol_text(doc))}</span>"
-            f"<span>redis {_e(engine_text(doc))}</span>"
-            f'<span class="file">{_e(column.name)} · {_e(properties_text(doc))}</span>')
+    return (f'<span class="cand">{e(doc["candidate"])}</span>'
+            f'<span class="ver">{e(doc["candidate_version"])}</span>'
+            f'<span>profile {e(doc["profile"])}</span>'
+            f"<span>{e(protocol_text(doc))}</span>"
+            f"<span>redis {e(engine_text(doc))}</span>"
+            f'<span class="file">{e(column.name)} · {e(properties_text(doc))}</span>')
 
 
 def _percent(rate: float | None) -> str:
@@ -86,8 +82,8 @@ def _chart(index: int, column: Column) -> str:
                f"{tally.errored} errored, {tally.xfailed} xfailed, {tally.skipped} skipped")
         track = "track-bad" if rate is not None and rate < 1 else "track"
         bars.append(
-            f'<g><title>{_e(tip)}</title>'
-            f'<text x="{_LABEL_WIDTH - 6}" y="{y + 12}" text-anchor="end">{_e(area)}</text>'
+            f'<g><title>{e(tip)}</title>'
+            f'<text x="{_LABEL_WIDTH - 6}" y="{y + 12}" text-anchor="end">{e(area)}</text>'
             f'<rect class="{track}" x="{_LABEL_WIDTH}" y="{y + 2}" width="{_BAR_WIDTH}" '
             f'height="{_ROW_HEIGHT - 5}"/>'
             f'<rect class="bar" x="{_LABEL_WIDTH}" y="{y + 2}" width="{filled}" '
@@ -96,18 +92,10 @@ def _chart(index: int, column: Column) -> str:
     caption = (f"{total.passed}/{total.applicable} passed ({_percent(total.pass_rate)}), "
                f"{total.skipped} skipped")
     return (f'<figure class="chart"><figcaption><b>{index}</b> {_head(column)}'
-            f'<span class="rate">{_e(caption)}</span></figcaption>'
+            f'<span class="rate">{e(caption)}</span></figcaption>'
             f'<svg role="img" aria-label="pass rate per area, report {index}" '
             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
             + "".join(bars) + "</svg></figure>")
-
-
-def _area_cell(tally: Tally | None) -> str:
-    if tally is None:
-        return '<td class="o-absent"></td>'
-    state = "bad" if tally.failed or tally.errored else "good" if tally.passed else "none"
-    skipped = f' <span class="skips">+{tally.skipped} skipped</span>' if tally.skipped else ""
-    return f'<td class="sum {state}">{tally.passed}/{tally.applicable}{skipped}</td>'
 
 
 def _matrix(columns: Sequence[Column]) -> str:
@@ -124,8 +112,8 @@ def _matrix(columns: Sequence[Column]) -> str:
                     for i, column in enumerate(columns, 1))
     parts = [f'<table id="matrix"><thead><tr><th scope="col">vector</th>{heads}</tr></thead>']
     for area, ids in areas.items():
-        sums = "".join(_area_cell(t.get(area)) for t in tallies)
-        parts.append(f'<tbody><tr class="area"><th scope="rowgroup">{_e(area)}</th>{sums}</tr>')
+        sums = "".join(area_cell(t.get(area)) for t in tallies)
+        parts.append(f'<tbody><tr class="area"><th scope="rowgroup">{e(area)}</th>{sums}</tr>')
         for vector_id in ids:
             cells, details = [], []
             for index, (column, results) in enumerate(zip(columns, per_column, strict=True), 1):
@@ -137,25 +125,22 @@ def _matrix(columns: Sequence[Column]) -> str:
                 if Outcome(outcome).has_details:
                     cid = cell_id(index, vector_id)
                     cells.append(
-                        f'<td class="o o-{outcome}"><button type="button" id="{_e(cid)}" '
-                        f'aria-expanded="false" aria-controls="d{_e(cid)}">{outcome}</button>'
+                        f'<td class="o o-{outcome}"><button type="button" id="{e(cid)}" '
+                        f'aria-expanded="false" aria-controls="d{e(cid)}">{outcome}</button>'
                         "</td>")
                     details.append(
-                        f'<tr class="detail" id="d{_e(cid)}"><td colspan="{span}">'
-                        f'<div class="who">{_e(vector_id)}: {outcome} in <b>{index}</b> '
-                        f'{_e(column.document["candidate"])}</div>'
-                        f"<pre>{_e(message or '(no message)')}</pre></td></tr>")
+                        f'<tr class="detail" id="d{e(cid)}"><td colspan="{span}">'
+                        f'<div class="who">{e(vector_id)}: {outcome} in <b>{index}</b> '
+                        f'{e(column.document["candidate"])}</div>'
+                        f"<pre>{e(message or '(no message)')}</pre></td></tr>")
                 else:
-                    tip = f' title="{_e(message)}"' if message else ""
+                    tip = f' title="{e(message)}"' if message else ""
                     cells.append(f'<td class="o o-{outcome}"{tip}>{outcome}</td>')
-            parts.append(f'<tr class="vector"><th scope="row">{_e(vector_id)}</th>'
+            parts.append(f'<tr class="vector"><th scope="row">{e(vector_id)}</th>'
                          + "".join(cells) + "</tr>" + "".join(details))
         parts.append("</tbody>")
     parts.append("</table>")
     return "".join(parts)
-
-
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
 
 def render_html(columns: Sequence[Column]) -> str:
@@ -163,20 +148,15 @@ def render_html(columns: Sequence[Column]) -> str:
     legend = "".join(f'<span class="o-{outcome}">{outcome}</span>'
                      for outcome in Outcome)
     charts = "".join(_chart(index, column) for index, column in enumerate(columns, 1))
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        "<title>bullmq-conformance report</title>"
-        f"<style>{report_asset('page.css')}</style>"
-        "<noscript><style>tr.detail { display: table-row; }</style></noscript>"
-        "</head><body><h1>bullmq-conformance report</h1>"
-        f'<p class="legend">{legend}<span class="blank">blank: not in that run</span>'
-        "pass rate = passed / (results - skipped) · click a failed, errored or xfailed cell "
-        "for its diff</p>"
-        f'<section class="charts">{charts}</section>'
-        f'<div class="wrap">{_matrix(columns)}</div>'
-        f"<script>{report_asset('page.js')}</script></body></html>\n")
+    body = ("<h1>bullmq-conformance report</h1>"
+            f'<p class="legend">{legend}<span class="blank">blank: not in that run</span>'
+            "pass rate = passed / (results - skipped) · click a failed, errored or xfailed "
+            "cell for its diff</p>"
+            f'<section class="charts">{charts}</section>'
+            f'<div class="wrap">{_matrix(columns)}</div>')
+    return document("bullmq-conformance report", body, script=report_asset("page.js"),
+                    head="<noscript><style>tr.detail { display: table-row; }</style>"
+                    "</noscript>")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,0 +1,279 @@
+"""Judge a pinned spread of real BullMQ releases, write releases.json, and gate CI on it.
+
+    python ci/releases.py [--redis SPEC] [--jobs N] [--work DIR] OUTDIR   (ci/releases.sh runs it)
+
+Each row of `PINS` is a release's scripts directory (fetched by ci/fetch-releases.sh, nothing
+installed) or a client: a PyPI package that provides the `bullmq` import, installed into a venv
+of its own (under --work DIR, a temporary directory unless given; it sees this environment's
+packages, the suite among them, but its own `bullmq` comes first), or the Node client of the
+bundled adapter (`bullmq-node`, npm bullmq as pinned in its package-lock). For each row,
+`identify --json` names its protocol range; then `run --protocol V` judges it at V: its own
+npm version, the npm version a PyPI release ships the scripts of (README, "Protocol
+versions"), or else the identified range's start. OUTDIR/rows/ keeps each row's JSON;
+OUTDIR/releases.json holds them all (`conformance.reports.releases`).
+
+The gate (exit 1 when a row breaks it, after writing everything):
+- a row judged at its own version passes it with 0 failed and 0 errored, and `identify` names
+  a range holding that version;
+- a release older than supported (BullMQ 4.x scripts) is identified as such;
+- a row judged at its identified start passes it with 0 failed and 0 errored;
+- a client with a known bug (`expect`: an expectations file under ci/expectations/) fails
+  exactly the vectors its file lists, errors none, and `identify` finds no range but the
+  closest holds its version. Any other failure, or any error, breaks the gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from conformance.outcomes import Outcome
+from conformance.reports.json_report import area_tallies, engine_text
+from conformance.reports.releases import Release, Releases
+from conformance.session import SUITE_VERSION
+from conformance.vectors import expectations
+from reference_impl import versions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+OLDER = "older"  # `Pin.judge`: must be identified as older than supported, not run
+IDENTIFIED = "identified"  # `Pin.judge`: judged at the start of the range identify names
+EXPECTATIONS = ROOT / "ci" / "expectations"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One pinned release to judge: `judge` is an npm bullmq version, OLDER or IDENTIFIED;
+    `expect` the expectations file (under ci/expectations/) of a client's known bug."""
+
+    kind: Literal["scripts", "client"]
+    registry: Literal["npm", "pypi"]
+    package: str
+    version: str
+    judge: str
+    expect: str | None = None
+
+    @property
+    def fetch(self) -> str:
+        """The ci/fetch-releases.sh spec of a scripts row (or pip requirement of a client)."""
+        if self.registry == "npm":
+            return f"npm:{self.version}"
+        return f"pypi:{self.version}" if self.package == "bullmq" else \
+            f"pypi:{self.package}=={self.version}"
+
+    @property
+    def slug(self) -> str:
+        """Directory and row id: `npm-5.0.0`, `pypi-lithaxor-bullmq-python-2.27.0`, with
+        `client-` in front for a client."""
+        name = self.fetch.replace(":", "-").replace("==", "-")
+        return f"client-{name}" if self.kind == "client" else name
+
+    @property
+    def name(self) -> str:
+        """The row's label on the page."""
+        return f"{self.registry} {self.package} {self.version}"
+
+
+def _npm(*spec: str) -> list[Pin]:
+    return [Pin("scripts", "npm", "bullmq", v, OLDER if v.startswith("4.") else v) for v in spec]
+
+
+# The npm releases on both sides of every boundary a vector observes (docs/RESEARCH.md §1.1);
+# PyPI releases judged at the npm version whose scripts they ship (README, "Protocol versions").
+PINS: tuple[Pin, ...] = (
+    *_npm("4.18.3", "5.0.0", "5.1.0", "5.1.1", "5.1.8", "5.1.9", "5.1.10", "5.5.3", "5.5.4",
+          "5.8.0", "5.8.1", "5.8.2", "5.8.3", "5.8.5", "5.8.6", "5.8.7", "5.9.0", "5.26.2",
+          "5.28.0", "5.81.5", "6.0.0", "6.2.1", "6.2.2", "6.3.6", "6.3.7", "6.7.0"),
+    Pin("scripts", "pypi", "bullmq", "1.24.0", OLDER),
+    Pin("scripts", "pypi", "bullmq", "2.0.0", "5.0.0"),
+    Pin("scripts", "pypi", "bullmq", "2.8.0", "5.8.5"),
+    Pin("scripts", "pypi", "bullmq", "2.26.0", "5.81.5"),
+    Pin("scripts", "pypi", "bullmq", "3.4.4", "6.4.0"),
+    Pin("scripts", "pypi", "lithaxor-bullmq-python", "2.27.0", IDENTIFIED),
+    Pin("scripts", "pypi", "bullmqmful", "2.3.3", IDENTIFIED),
+    Pin("client", "pypi", "bullmq", "3.4.4", "6.4.0"),
+    Pin("client", "pypi", "bullmq", "3.4.3", "6.4.0", "change-priority-full-key.yaml"),
+    Pin("client", "pypi", "lithaxor-bullmq-python", "2.27.0", "5.81.5",
+        "change-priority-full-key.yaml"),
+    Pin("client", "pypi", "bullmqmful", "2.3.3", IDENTIFIED),
+    # Its version: the bundled adapter's package-lock (read by `node_pin`).
+)
+
+
+def node_pin() -> Pin:
+    """The official Node client, at the npm bullmq version the bundled package-lock pins."""
+    lock = ROOT / "conformance" / "bundled" / "node-bullmq" / "package-lock.json"
+    version = json.loads(lock.read_text(encoding="utf-8"))["packages"]["node_modules/bullmq"][
+        "version"]
+    return Pin("client", "npm", "bullmq", version, version)
+
+
+def _holds(span: dict[str, Any] | None, version: str) -> bool:
+    return span is not None and versions.Range(
+        versions.parse(span["since"]),
+        versions.parse(span["until"]) if span["until"] else None).holds(versions.parse(version))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the two commands gave for one pin."""
+
+    identify: dict[str, Any]
+    report: dict[str, Any] | None  # the run's report; None when not run
+    problems: tuple[str, ...]  # what went wrong running them
+
+
+def _cli(python: str, args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([python, "-m", "conformance.cli", *args], cwd=cwd, text=True,
+                          capture_output=True, check=False, timeout=900)
+
+
+def _client_python(pin: Pin, work: Path) -> str:
+    """A venv of the pin's own with its package installed; this environment's packages (the
+    suite) visible under it."""
+    if pin.registry == "npm":
+        return sys.executable
+    venv = work / "venvs" / pin.slug
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                       check=True, capture_output=True)
+    # pip reports conflicts with the packages it can see (the suite's own pinned bullmq), which
+    # this venv shadows on purpose: only the exit code matters.
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                           "--disable-pip-version-check", f"{pin.package}=={pin.version}"],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip install {pin.package}=={pin.version}: {proc.stderr[-500:]}")
+    return str(venv / "bin" / "python")
+
+
+def judge(pin: Pin, out: Path, work: Path, redis: str) -> Judged:
+    """Run `identify` then `run` on one pin; keep both JSON files under OUTDIR/rows/."""
+    rows = out / "rows"
+    # Run from the work directory with a relative spec: no path of this machine in the reports.
+    if pin.kind == "scripts":
+        python, candidate, cwd = sys.executable, f"scripts:{pin.slug}", work / "scripts"
+    else:
+        python, cwd = _client_python(pin, work), work
+        candidate = "bullmq-node" if pin.registry == "npm" else "bullmq-py"
+    common = ["--candidate", candidate, "--redis", redis]
+    proc = _cli(python, ["identify", "--json", *common, "--report-json",
+                         str(rows / f"{pin.slug}.identify-report.json")], cwd)
+    try:
+        identified: dict[str, Any] = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return Judged({"protocol": None, "closest": None, "older_than_supported": False}, None,
+                      (f"identify exited {proc.returncode}: {proc.stderr.strip()[-300:]}",))
+    identified["candidate"] = candidate  # the spec given, not this machine's path
+    (rows / f"{pin.slug}.identify.json").write_text(json.dumps(identified, indent=2) + "\n",
+                                                    encoding="utf-8")
+    protocol = identified["protocol"]["since"] if pin.judge == IDENTIFIED and \
+        identified["protocol"] else pin.judge
+    if pin.judge == OLDER or protocol == IDENTIFIED:
+        return Judged(identified, None, ())
+    report = rows / f"{pin.slug}.report.json"
+    proc = _cli(python, ["run", "-q", "--examples", "0", "--protocol", protocol, *common,
+                         "--report-json", str(report)], cwd)
+    if proc.returncode not in (0, 1) or not report.is_file():
+        return Judged(identified, None, (f"run exited {proc.returncode}: "
+                                         f"{proc.stderr.strip()[-300:]}",))
+    return Judged(identified, json.loads(report.read_text(encoding="utf-8")), ())
+
+
+def gate(pin: Pin, judged: Judged) -> list[str]:
+    """What is wrong with a pin's results (empty: it passes the gate)."""
+    found, report = judged.identify, judged.report
+    problems = list(judged.problems)
+    if pin.judge == OLDER:
+        if not found["older_than_supported"]:
+            problems.append("not identified as older than supported")
+        return problems
+    if report is None:
+        return problems or ["identify named no range to judge it at"]
+    ids = {o: sorted(r["id"] for r in report["results"] if r["outcome"] == o) for o in Outcome}
+    if ids[Outcome.ERRORED]:
+        problems.append(f"{len(ids[Outcome.ERRORED])} errored, e.g. {ids[Outcome.ERRORED][0]}")
+    if pin.kind == "client" and pin.registry == "pypi" and not report[
+            "candidate_version"].startswith(f"{pin.package} {pin.version}"):
+        problems.append(f"the bullmq import came from {report['candidate_version']}")
+    if pin.expect is None:
+        if ids[Outcome.FAILED]:
+            problems.append(f"{len(ids[Outcome.FAILED])} failed, e.g. {ids[Outcome.FAILED][0]}")
+        if not _holds(found["protocol"], report["protocol"]):
+            problems.append(f"identify names {found['protocol']}, not a range holding "
+                            f"{report['protocol']}")
+        return problems
+    known = expectations.load(EXPECTATIONS / pin.expect)
+    unexpected = [i for i in ids[Outcome.FAILED] if known.match(i) is None]
+    if unexpected:
+        problems.append(f"{len(unexpected)} failed beyond {pin.expect}, e.g. {unexpected[0]}")
+    passed = [i for i in ids[Outcome.PASSED] if known.match(i) is not None]
+    if passed:
+        problems.append(f"{len(passed)} listed in {pin.expect} passed, e.g. {passed[0]}")
+    if found["protocol"] is not None or not _holds(found["closest"], report["protocol"]):
+        problems.append(f"identify names {found['protocol']} (closest {found['closest']}), "
+                        f"not: no range, the closest holding {report['protocol']}")
+    return problems
+
+
+def row(pin: Pin, judged: Judged) -> Release:
+    """The releases.json row of a judged pin."""
+    report = judged.report
+    results = report["results"] if report else []
+    known = None
+    if pin.expect is not None:
+        entries = expectations.load(EXPECTATIONS / pin.expect).entries
+        known = "; ".join(dict.fromkeys(entry.describe() for entry in entries))
+    return Release(
+        pin.name, pin.slug, pin.kind, pin.registry, pin.package, pin.version,
+        report["protocol"] if report else None, judged.identify,
+        dict(area_tallies(report)) if report else {},
+        tuple(r["id"] for r in results if r["outcome"] == Outcome.FAILED),
+        tuple(r["id"] for r in results if r["outcome"] == Outcome.ERRORED),
+        known, tuple(gate(pin, judged)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Fetch, judge every pin, write OUTDIR/releases.json; 0 when every row passes the gate."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, metavar="OUTDIR")
+    parser.add_argument("--redis", default="local", help="--redis of every run (default local)")
+    parser.add_argument("--jobs", type=int, default=2, help="rows judged at once (default 2)")
+    parser.add_argument("--work", type=Path, help="keep the fetched scripts and the clients' "
+                        "venvs here, to reuse (default: a temporary directory)")
+    args = parser.parse_args(argv)
+    out: Path = args.out.resolve()
+    (out / "rows").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bmqc-releases-") as scratch:
+        work = (args.work or Path(scratch)).resolve()
+        pins = (*PINS, node_pin())
+        fetch = [pin.fetch for pin in pins if pin.kind == "scripts"]
+        subprocess.run(["bash", str(ROOT / "ci" / "fetch-releases.sh"), str(work / "scripts"),
+                        *fetch], check=True, stdout=subprocess.DEVNULL)
+        with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
+            results = list(pool.map(lambda pin: judge(pin, out, work, args.redis), pins))
+    rows = tuple(row(pin, judged) for pin, judged in zip(pins, results, strict=True))
+    areas = tuple(dict.fromkeys(area for r in rows for area in r.areas))
+    redis = next((engine_text(j.report) for j in results if j.report), "not started")
+    releases = Releases(SUITE_VERSION, redis, areas, rows)
+    (out / "releases.json").write_text(json.dumps(releases.as_dict(), indent=2) + "\n",
+                                       encoding="utf-8")
+    bad = 0
+    for r in rows:
+        verdict = "; ".join(r.problems) if r.problems else "ok"
+        print(f"{r.slug:40} {r.range:32} {len(r.failed):3} failed  {verdict}")
+        bad += bool(r.problems)
+    print(f"--- {len(rows)} releases, {bad} break the gate; wrote {out / 'releases.json'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
