@@ -119,6 +119,7 @@ def test_key_patterns_generalize_job_keys() -> None:
     assert key_pattern("1:lock", ids, fixed) == "<id>:lock"
     assert key_pattern("repeat:s:1700000000000:logs", ids, fixed) == "<id>:logs"
     assert key_pattern("de:abc", ids, fixed) == "de:<deduplication id>"
+    assert key_pattern("repeat:s", ids, fixed) == "repeat:<scheduler id>"
 
 
 def test_prose_escapes_markdown_outside_code_spans_only() -> None:

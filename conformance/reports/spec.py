@@ -83,7 +83,8 @@ def _job_ids(test: Mapping[str, Any]) -> set[str]:
 
 def key_pattern(suffix: str, job_ids: Iterable[str], fixed: set[str]) -> str:
     """A key suffix in general form: fixed names as they are, `<id>` for a job's own keys,
-    `de:<deduplication id>` for deduplication keys."""
+    `de:<deduplication id>` and `repeat:<scheduler id>` for deduplication and job scheduler
+    keys."""
     if suffix in fixed:
         return suffix
     if suffix.startswith("de:"):
@@ -91,6 +92,8 @@ def key_pattern(suffix: str, job_ids: Iterable[str], fixed: set[str]) -> str:
     owners = [j for j in job_ids if suffix == j or suffix.startswith(j + ":")]
     if owners:
         return "<id>" + suffix[len(max(owners, key=len)):]
+    if suffix.startswith("repeat:"):
+        return "repeat:<scheduler id>"
     return "<id>" + suffix[suffix.find(":"):] if ":" in suffix else "<id>"
 
 
@@ -98,8 +101,9 @@ def _keys_table(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> lis
     fixed = _fixed_suffixes()
     found: dict[str, tuple[set[str], str]] = {}
     for test in current:
-        # A seeded hash outside the fixed names is a job's: its id names the job's keys.
-        ids = _job_ids(test) | {k for k, v in test["given"].items() if "hash" in v}
+        # A seeded hash outside the fixed names is a job's (a job scheduler's is repeat:<id>).
+        ids = _job_ids(test) | {k for k, v in test["given"].items()
+                                if "hash" in v and not k.startswith("repeat:")}
         for suffix, value in test["expect"]["keys"].items():
             kind = next(k for k in _KEY_TYPES if k in value)
             name = key_pattern(suffix, ids - fixed, fixed)
