@@ -205,7 +205,7 @@ def test_built_page_in_chromium(chromium: str, tmp_path: Path) -> None:
     built = os.environ.get("BMQC_RELEASES_DIR")
     if not built:
         pytest.skip("BMQC_RELEASES_DIR names no ci/releases.sh output (.ci/run sets it)")
-    out = Path(built)
+    out = Path(built).resolve()
     document = json.loads((out / "releases.json").read_text(encoding="utf-8"))
     assert len(document["rows"]) == 38  # the pins of ci/releases.py, the Node client among them
     for row in document["rows"]:
