@@ -175,7 +175,11 @@ COMMANDS = (
     Command("bench", "time the full vector set against the reference",
             "conformance.selftest.bench:main", (
                 o.REDIS, Option(("--repeat",), "timed passes; the best is reported", default=3,
-                                type=int, metavar="N"))),
+                                type=int, metavar="N"),
+                Option(("--foreign-keys",), "foreign keys on the crowded server of the url: "
+                       "figure (0 skips that run)", default=1_000_000, type=int, metavar="N"),
+                Option(("--foreign-timeout",), "stop a url: run after this many seconds and "
+                       "report it as stopped", default=300.0, type=float, metavar="S"))),
     Command("mutants", "mutation self-test: every catalog mutant of a scripts directory must "
             "fail a vector", "conformance.selftest.mutants:main", (
                 Option(("--scripts",), "scripts to mutate: our lua/, the installed PyPI "

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from conformance import cli, servers
 from conformance.errors import Exit
 from conformance.outcomes import Outcome
 from conformance.runner import QueueNames, run_vector
 from conformance.selftest import bench
+from conformance.selftest import bench_figures as figures
 from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
 from conformance.session import profile_for
 from conformance.vectors import Vector
@@ -73,8 +75,14 @@ def test_bench_prints_the_failing_candidate_line(
     monkeypatch.setattr(bench, "_plugin_overhead", lambda argv: (0.3, 0.3))
     monkeypatch.setattr(bench, "_cold_load_seconds", lambda directory: 0.5)
     monkeypatch.setattr(bench, "iter_vectors", lambda files: iter(big_vectors))
-    assert cli.main(["bench", "--redis", redis_url, "--repeat", "1"]) == 0
+    monkeypatch.setattr(figures, "mutants_seconds",
+                        lambda scripts, spec: 4.0 if scripts == "reference" else None)
+    monkeypatch.setattr(figures, "crowded_runs",
+                        lambda foreign, timeout: figures.Crowded(foreign, 2.0, None, timeout))
+    assert cli.main(["bench", "--redis", redis_url, "--repeat", "1", "--foreign-keys", "5000",
+                     "--foreign-timeout", "30"]) == 0
     out = capsys.readouterr().out.splitlines()
+    _check_scale_lines(out)
     start = next(i for i, line in enumerate(out) if line.startswith("  failing candidate"))
     assert EVERY_ENTRY_DIFFERS.name in out[start] and "target: failing <= 1.5x" in out[start]
     harness, vectors_only, default = out[start + 1:start + 4]
@@ -95,3 +103,77 @@ def test_an_erroring_vector_ends_the_failing_pass(
     with pytest.raises(SystemExit, match="failing candidate: pause/legacy-7001-leaves-one "
                                          "errored"):
         bench.failing_pass(big_vectors, servers.client_for(redis_server), candidate)
+
+
+def _check_scale_lines(out: list[str]) -> None:
+    """The floor, the ratios, cost per vector, mutants and the crowded url: run, as printed
+    (the figures themselves are timings, not checked)."""
+    def line(prefix: str) -> str:
+        return next(text for text in out if text.startswith(prefix))
+
+    assert re.search(r"bare pipelined replay +: +\d+\.\d{3} s .*2000 to a pipeline: \d+ round "
+                     r"trips\)$", line("  bare pipelined replay"))
+    assert line("  ratio harness / bare pipelined").endswith("(target <= 1.5)")
+    assert line("  full default run").endswith("(target <= 1.5)")
+    start = out.index("  cost per vector as the set grows (copies under fresh ids, in process):")
+    per_copy = len(BIG)
+    for offset, count in enumerate(figures.SCALES, 1):
+        assert re.fullmatch(rf"    {count}x +{count * per_copy} vectors: +\d+\.\d\d s, +"
+                            r"\d+\.\d{3} ms/vector", out[start + offset]), out[start + offset]
+    assert re.fullmatch(r"    4x / 1x per vector: \d\.\d\d \(target: flat within 20%\)",
+                        out[start + 4])
+    start = out.index("  mutation self-test, all catalog mutants (new process each; "
+                      "target <= 5 s):")
+    assert out[start + 1:start + 3] == ["    mutants --scripts reference :   4.00 s",
+                                        "    mutants --scripts official  : not installed, "
+                                        "skipped"]
+    start = out.index("  url: run, --examples 0, server with 5,000 foreign keys vs empty (new "
+                      "processes; target <= 1.5x):")
+    assert out[start + 1] == ("    empty   2.00 s, crowded stopped after 30 s (> 15x; "
+                              "--foreign-keys and --foreign-timeout choose)")
+
+
+def test_copies_run_under_fresh_ids(big_vectors: list[Vector]) -> None:
+    grown = figures.copies(big_vectors, 3)
+    assert len(grown) == 3 * len(big_vectors)
+    assert len({v.id for v in grown}) == len(grown)
+    assert grown[:len(big_vectors)] == big_vectors
+    assert grown[-1].id == f"{big_vectors[-1].id}#3" and grown[-1].keys == big_vectors[-1].keys
+
+
+def test_the_pipelined_replay_sends_every_command_in_order_2000_at_a_time(
+        redis_server: servers.ServerInfo) -> None:
+    client = servers.client_for(redis_server)
+    key = "bmqc-bench-test:list"
+    log: figures.Recorded = [("cmd", [("RPUSH", key, i)]) for i in range(2500)]
+    log += [("pipe", [("RPUSH", key, i) for i in range(2500, 4500)]), ("cmd", [("DEL", "x")])]
+    try:
+        assert figures.replay_pipelined(client, log) == 3
+        assert client.lrange(key, 0, -1) == [str(i) for i in range(4500)]
+    finally:
+        client.delete(key)
+
+
+def test_the_crowded_url_run_beside_the_empty_one() -> None:
+    # Real servers and runs, small: 1,000 foreign keys, one area.
+    found = figures.crowded_runs(1000, 120.0, "-k", "key-naming")
+    assert found.foreign == 1000 and found.empty > 0 and found.crowded is not None
+    line = figures.crowded_lines(found)[1]
+    assert re.fullmatch(r"    empty +\d+\.\d\d s, crowded +\d+\.\d\d s, ratio +\d+\.\d\dx", line)
+    assert figures.crowded_lines(figures.Crowded(0, 1.0, None, 9.0))[1] == (
+        "    empty   1.00 s (crowded run skipped: --foreign-keys 0)")
+
+
+def test_the_crowded_server_holds_only_foreign_keys_no_run_queue_can_match() -> None:
+    with figures.crowded_server(2500) as spec:
+        client = redis.Redis.from_url(spec.removeprefix("url:"), decode_responses=True)
+        keys = set(client.scan_iter(count=10_000))
+        client.close()
+    assert keys == {f"foreign:{i}" for i in range(2500)}
+    assert not any("bmqc-" in key for key in keys)  # a run's queues are bmqc-<run id>-<n>
+
+
+def test_a_negative_foreign_key_count_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "--foreign-keys", "-1"]) == Exit.USAGE
+    assert capsys.readouterr().err.strip().count("\n") == 0

@@ -26,7 +26,6 @@ from typing import Any
 
 import redis
 
-from conformance import schemas
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.errors import (
     CandidateError,
@@ -70,6 +69,8 @@ def version_2_part(step: dict[str, Any]) -> str | None:
 
 def reply_problem(reply: Any) -> str | None:
     """Why a decoded reply breaks the protocol schema, or None when it is valid."""
+    from conformance import schemas  # jsonschema: only for command candidates
+
     found = schemas.problem(schemas.adapter_reply(), reply)
     return None if found is None else f"reply does not match the adapter protocol {found}"
 

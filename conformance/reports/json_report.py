@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance import schemas
 from conformance.errors import UsageError
 from conformance.options import EVERY_PROTOCOL
 from conformance.outcomes import Outcome, Tally
@@ -86,6 +85,8 @@ def validate(document: Any, source: str) -> None:
 
     `source` names where it came from, for the message.
     """
+    from conformance import schemas  # jsonschema: not on a run's path
+
     found = schemas.problem(schemas.report(), document)
     if found is None:
         return

@@ -1,7 +1,10 @@
 """Benchmark: the full vector set against the reference, and the same commands replayed bare.
 
 Prints vectors/s for the harness (seed, ops, snapshot, compare, cleanup per vector), the time to
-replay exactly the Redis commands the harness sent using plain redis-py, their ratio, the time
+replay exactly the Redis commands the harness sent using plain redis-py, one by one and in
+pipelines of 2,000 (the floor), their ratios, the cost per vector as the set grows (1x, 2x,
+4x copies), the mutation self-test per script set, a `url:` run on a server crowded with
+foreign keys beside one on an empty server (`conformance.selftest.bench_figures`), the time
 to load the vector files (cached, and parsed and validated), the wall time of a full default
 `bullmq-conformance run` (new process, Redis start included), and the speedup of `-n 2`
 (pytest-xdist) over a serial run, for the default run and a long one, what the installed
@@ -26,21 +29,23 @@ from typing import Any
 import redis
 
 from conformance import servers
-from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.candidates.scripts import ScriptsCandidate
-from conformance.errors import Exit
+from conformance.errors import Exit, UsageError
 from conformance.outcomes import Outcome
 from conformance.resources import CACHE_ENV, lua_dir
 from conformance.resources import vectors_dir as bundled_vectors
 from conformance.runner import QueueNames, run_vector
+from conformance.selftest import bench_figures as figures
 from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
 from conformance.selftest.mutants import write_mutant
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
 
-Recorded = list[tuple[str, list[tuple[Any, ...]]]]
+Recorded = figures.Recorded
+#: How the harness and the cost-per-vector figures run the vectors.
+HARNESS: figures.RunVectors = figures.sequential
 #: The long run of the parallel figures: enough `properties` shards to spread over workers.
 HEAVY_EXAMPLES = 200
 
@@ -85,14 +90,9 @@ def replay(client: redis.Redis, log: Recorded) -> None:
             pipe.execute()
 
 
-def _harness_pass(vectors: list[Vector], client: redis.Redis) -> float:
-    candidate, profile, names = from_spec("reference"), profile_for("bullmq"), QueueNames()
-    start = time.perf_counter()
-    for vector in vectors:
-        verdict = run_vector(vector, candidate, client, profile, names)
-        if verdict.outcome.failing:
-            raise SystemExit(f"bench: {vector.id} {verdict.outcome}: {verdict.message}")
-    return time.perf_counter() - start
+def _harness_pass(vectors: list[Vector], client: redis.Redis,
+                  run: figures.RunVectors = figures.sequential) -> float:
+    return figures.timed_pass(run, vectors, client)
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,9 @@ def _cold_load_seconds(vectors_dir: Path) -> float:
 
 def main(args: argparse.Namespace) -> int:
     """`bench`: run the benchmark and print its figures. Returns a process exit code."""
-    redis_spec, repeat = args.redis, args.repeat
+    redis_spec, repeat = args.redis, max(args.repeat, 1)
+    if args.foreign_keys < 0 or args.foreign_timeout <= 0:
+        raise UsageError("--foreign-keys must be >= 0 and --foreign-timeout > 0")
     vectors_dir = bundled_vectors()
     start = time.perf_counter()
     files = load_dir(vectors_dir)
@@ -228,39 +230,52 @@ def main(args: argparse.Namespace) -> int:
                                        decode_responses=True)
             _harness_pass(vectors, recording)  # warm-up, and the command log for the replay
             client = servers.client_for(info)
-            harness = min(_harness_pass(vectors, client) for _ in range(max(repeat, 1)))
-            bare = min(_timed(lambda: replay(client, recording.log))
-                       for _ in range(max(repeat, 1)))
+            harness = min(_harness_pass(vectors, client) for _ in range(repeat))
+            bare = min(_timed(lambda: replay(client, recording.log)) for _ in range(repeat))
+            piped = min(_timed(lambda: figures.replay_pipelined(client, recording.log))
+                        for _ in range(repeat))
+            scales = figures.scaling(HARNESS, vectors, client, repeat)
             failing_pass(vectors, client, broken)  # warm-up: load the scripts
-            failing = min((failing_pass(vectors, client, broken) for _ in range(max(repeat, 1))),
+            failing = min((failing_pass(vectors, client, broken) for _ in range(repeat)),
                           key=lambda f: f.seconds)
             engine = f"{info.kind} {info.engine} {info.version}"
         spec = f"scripts:{broken.directory}"
-        vectors_only = _pass_fail_seconds(redis_spec, max(repeat, 1), spec, "--examples", "0")
-        default_run = _pass_fail_seconds(redis_spec, max(repeat, 1), spec)
+        vectors_only = _pass_fail_seconds(redis_spec, repeat, spec, "--examples", "0")
+        default_run = _pass_fail_seconds(redis_spec, repeat, spec)
     commands = sum(len(batch) for _, batch in recording.log)
     cold = _cold_load_seconds(vectors_dir)
-    full = min(_run_seconds(redis_spec) for _ in range(max(repeat, 1)))
-    plain = _speedup(redis_spec, max(repeat, 1))
+    full = min(_run_seconds(redis_spec) for _ in range(repeat))
+    mutants = {scripts: figures.mutants_seconds(scripts, redis_spec)
+               for scripts in ("reference", "official")}
+    crowded = figures.crowded_runs(args.foreign_keys, args.foreign_timeout)
+    plain = _speedup(redis_spec, repeat)
     heavy = _speedup(redis_spec, 1, "--examples", str(HEAVY_EXAMPLES))
     plugin = [("pytest --version", _plugin_overhead(["--version"])),
               ("pytest, nothing to collect", _plugin_overhead(["-q", "-p", "no:cacheprovider"]))]
     ran = sum(1 for v in vectors if v.profile in (None, "bullmq"))
+    trips = -(-commands // figures.PIPELINE)
     print(f"bullmq-conformance bench: {len(every)} vectors, {len(vectors)} of protocol "
           f"{versions.text(versions.CURRENT)} ({ran} run under profile bullmq), redis {engine}, "
           f"best of {repeat}")
     print(f"  harness, reference candidate : {harness:7.3f} s  {ran / harness:8.1f} vectors/s")
     print(f"  bare redis-py replay         : {bare:7.3f} s  {ran / bare:8.1f} vectors/s "
           f"({commands} commands in {len(recording.log)} round trips)")
+    print(f"  bare pipelined replay        : {piped:7.3f} s  {ran / piped:8.1f} vectors/s "
+          f"(the same commands, {figures.PIPELINE} to a pipeline: {trips} round trips)")
     print(f"  ratio harness / bare         : {harness / bare:7.2f}    (target <= 2)")
+    print(f"  ratio harness / bare pipelined: {harness / piped:6.2f}    (target <= 1.5)")
+    for line in figures.scaling_lines(scales, ran):
+        print(line)
     print(f"  load vector files            : {load_seconds:7.3f} s cached, {cold:.3f} s "
           f"parsing and validating (first run, or cache off)")
     print(f"  full default run (new process, Redis start included): {full:.2f} s "
-          f"(target <= 5)")
+          f"(target <= 1.5)")
     for line in failing_lines((harness, failing), [
             ("full run, --examples 0", *vectors_only, ""),
             ("full default run", *default_run, "with the properties item, which fails and "
              "is shrunk")]):
+        print(line)
+    for line in [*figures.mutants_lines(mutants), *figures.crowded_lines(crowded)]:
         print(line)
     print(f"  parallel, -n 2 on {os.cpu_count()} CPUs (new processes, same seed):")
     for label, (serial, parallel) in (("default run", plain),

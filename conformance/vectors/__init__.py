@@ -7,7 +7,7 @@ of every test and header field so that errors point into the file: `file:line: i
 
 Parsing and schema validation take about 2 s for the bundled 1.2 MB of vectors, in every run and
 in every xdist worker. A file that passed is therefore cached, parsed, under a key that hashes
-its bytes, the schema, this module, `vector_yaml` and the parser versions (see `cache_dir`); any
+its bytes, the schema, this module, `yaml_strict` and the parser versions (see `cache_dir`); any
 change to one of them misses the cache. Files that fail are never cached, and consistency checks
 always run.
 """
@@ -28,13 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from conformance import schemas
 from conformance.errors import VectorError
 from conformance.resources import cache_dir, schema_path
-from conformance.vectors import yaml_strict as vector_yaml
-from conformance.vectors.yaml_strict import Loader, compose
 from reference_impl import versions
 from reference_impl.ops import Op, op_from_dict
 
@@ -56,7 +51,11 @@ def looks_like_vector_file(path: Path) -> bool:
         return True
     if not text.lstrip().startswith("{"):
         return False
-    if vector_yaml.too_deep(text) is not None:
+    import yaml
+
+    from conformance.vectors.yaml_strict import too_deep
+
+    if too_deep(text) is not None:
         # Too deep to parse safely: a vector file when it names the header keys, so that
         # loading it reports the nesting; any other file is left alone.
         return set(_HEADER_WORD.findall(text)) >= _HEADER_KEYS
@@ -110,17 +109,20 @@ class VectorFile:
 
 @cache
 def _cache_salt() -> bytes:
-    parts = [schema_path("vector-file").read_bytes(), Path(schemas.__file__).read_bytes(),
-             Path(__file__).read_bytes(), Path(vector_yaml.__file__).read_bytes(),
-             yaml.__version__.encode(),
-             _jsonschema_version().encode()]
+    # By file and by installed version, not by import: yaml and jsonschema are imported only
+    # when a file is parsed (a cold cache), not on every run.
+    here = Path(__file__)
+    parts = [schema_path("vector-file").read_bytes(),
+             (here.parent.parent / "schemas.py").read_bytes(), here.read_bytes(),
+             here.with_name("yaml_strict.py").read_bytes(),
+             _version("PyYAML").encode(), _version("jsonschema").encode()]
     return b"\0".join(hashlib.sha256(part).digest() for part in parts)
 
 
-def _jsonschema_version() -> str:
+def _version(distribution: str) -> str:
     from importlib.metadata import version
 
-    return version("jsonschema")
+    return version(distribution)
 
 
 def _parse_and_validate(path: Path) -> tuple[Any, list[int], dict[str, int]]:
@@ -140,6 +142,8 @@ def _parse_and_validate(path: Path) -> tuple[Any, list[int], dict[str, int]]:
             return data, lines, header_lines
         except (OSError, EOFError, ValueError, TypeError):
             pass  # not cached yet, or unreadable: parse it
+    from conformance.vectors.yaml_strict import compose
+
     text, data, lines, header_lines = compose(path, raw)
     _check_schema(path, text, data)
     if entry is not None:
@@ -188,6 +192,8 @@ def _store(entry: Path, value: Any) -> None:
 # error, when there is no parsed document to ask.
 
 def _check_schema(path: Path, text: str, data: Any) -> None:
+    from conformance import schemas
+
     found = schemas.problem(schemas.vector_file(), data)
     if found is None:
         return
@@ -209,6 +215,10 @@ def _schema_error_line(text: str, loc: list[str | int], err: Any) -> int | None:
     Only failing files get here, so the text is composed again rather than keeping every
     file's nodes around.
     """
+    import yaml
+
+    from conformance.vectors.yaml_strict import Loader
+
     loader = Loader(text)
     try:
         node = loader.get_single_node()

@@ -23,12 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
-import yaml
-
 from conformance.errors import UsageError
 from conformance.outcomes import Outcome
-from conformance.vectors.yaml_strict import nesting_message, too_deep
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -84,6 +80,12 @@ class Expectations:
 
 def load(path: Path) -> Expectations:
     """Read and validate an expectations file. Raises UsageError with a one-line cause."""
+    # yaml and jsonschema only with --expect: a run imports this module either way.
+    import jsonschema
+    import yaml
+
+    from conformance.vectors.yaml_strict import nesting_message, too_deep
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -127,5 +129,7 @@ def from_report(report: dict[str, Any], candidate: str | None = None) -> str:
             entries[result["id"]] = {"outcome": "fail", "reason": reason[:200]}
     if not entries:
         return "\n".join(lines[:2]) + "\nexpectations: {}\n"
+    import yaml
+
     body = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=100)
     return "\n".join(lines) + "\n" + "\n".join("  " + line for line in body.splitlines()) + "\n"
