@@ -3,8 +3,12 @@ on passing and failing scripts, Lua errors included, and leaves no key behind.""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,3 +176,40 @@ def test_serial_switch_and_where_batches_run(redis_server: ServerInfo,
 def test_mutant_batches_grow() -> None:
     sizes = [len(b) for b in batches(list(range(100)), limit=16)]  # type: ignore[arg-type]
     assert sizes == [1, 2, 4, 8, 16, 16, 16, 16, 16, 5]
+
+
+def _cli_run(tmp_path: Path, label: str, serial: bool, *args: str) -> tuple[dict[str, Any], str]:
+    report = tmp_path / f"{label}-{'serial' if serial else 'batched'}.json"
+    env = {k: v for k, v in os.environ.items() if k != batch.SERIAL_ENV}
+    if serial:
+        env[batch.SERIAL_ENV] = "1"
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis", "local",
+                           "--examples", "0", "--seed", "1", "--report-json", str(report),
+                           *args], capture_output=True, text=True, timeout=300, env=env,
+                          check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    shown = "\n".join(_CLOCK.sub(r"\1<ms>", line) for line in proc.stdout.splitlines()
+                      if not re.search(r" in [0-9.]+ s$", line))
+    found = json.loads(report.read_text(encoding="utf-8"))
+    for result in found["results"]:
+        result["message"] = _CLOCK.sub(r"\1<ms>", result["message"])
+    return found, shown
+
+
+@pytest.mark.parametrize("scripts", ["reference", "mutant", "broken"])
+def test_run_reports_match(scripts: str, tmp_path: Path) -> None:
+    """`bullmq-conformance run` on a server it started: the same report and terminal output
+    with and without BULLMQ_CONFORMANCE_SERIAL, on a passing, a failing and an erroring
+    candidate, and with -x and -k."""
+    if scripts == "mutant":
+        write_mutant(lua_dir(), tmp_path / "mutant", EVERY_ENTRY_DIFFERS)
+        spec = f"scripts:{tmp_path / 'mutant'}"
+    else:
+        broken = _broken(tmp_path, "promote-9.lua") if scripts == "broken" else None
+        spec = f"scripts:{broken}" if broken else "reference"
+    variants = [(), ("-x",), ("-k", "promote or delay")] if scripts != "reference" else [()]
+    for extra in variants:
+        serial = _cli_run(tmp_path, scripts, True, "--candidate", spec, *extra)
+        assert _cli_run(tmp_path, scripts, False, "--candidate", spec, *extra) == serial
+        failing = any(r["outcome"] in ("failed", "errored") for r in serial[0]["results"])
+        assert failing == (scripts != "reference")
