@@ -2,10 +2,10 @@
 
 Every vector runs in its own queue, and a script call's KEYS and ARGV depend only on its op and
 queue (`ScriptsCandidate.plan`), never on an earlier reply. So a batch of vectors is seeded and
-driven in one pipeline (scripts loaded first, then every seed, then every op, in order), and
-snapshotted in a few more round trips for all of them (one SCAN of the run's names, then TYPE
-and content); then every key is unlinked at once. Each vector is judged as `runner.run_vector`
-judges it.
+driven in one pipeline (the scripts Redis lacks loaded first, then every seed, then every op, in
+order), and snapshotted in a few more round trips for all of them (one SCAN of the run's names,
+then TYPE and content); then every key is unlinked at once. Each vector is judged as
+`runner.run_vector` judges it.
 
 Whatever the serial path would tell apart from a plain run is left to it: a vector with an
 error reply to any of its commands (a Lua error, NOSCRIPT after a flush, a rejected seed) is
@@ -167,14 +167,18 @@ def _all(found: dict[str, list[str]]) -> list[str]:
 
 def _seed_and_apply(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.Redis,
                     track: bool) -> tuple[list[object], list[tuple[int, int]]]:
-    """One pipeline: our CLIENT ID if `track`, SCRIPT LOAD of every script the batch calls,
-    then each vector's seed and ops. The replies (errors as exceptions), and each vector's
-    slice of them (its seed, then its ops)."""
+    """One pipeline: our CLIENT ID if `track`, SCRIPT LOAD of the scripts the batch calls that
+    Redis lacks, then each vector's seed and ops. The replies (errors as exceptions), and each
+    vector's slice of them (its seed, then its ops)."""
+    scripts = {call.sha: call.text for run in planned for call in run.calls}
+    # Bodies are sent only when Redis lacks them: they are most of the bytes otherwise.
+    known = client.script_exists(*scripts) if scripts else []
     pipe = client.pipeline(transaction=False)
     if track:
         pipe.client_id()
-    for text in dict.fromkeys(call.text for run in planned for call in run.calls):
-        pipe.script_load(text)
+    for text, there in zip(scripts.values(), known, strict=True):
+        if not there:
+            pipe.script_load(text)
     spans: list[tuple[int, int]] = []
     for run in planned:
         low = len(pipe)
