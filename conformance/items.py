@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import pytest
 
+from conformance.batch import BATCH_SIZE
 from conformance.errors import (
     CandidateError,
     CandidateUnusable,
@@ -193,7 +194,7 @@ class VectorItem(_ConformanceItem):
         plugin = self.config.stash[PLUGIN_KEY]
         self._expect(plugin, self.vector.id)
         try:
-            verdict = plugin.run.run(self.vector, self.protocol)
+            verdict = plugin.run.run(self.vector, self.protocol, self._ahead(plugin))
         except (InfrastructureError, CandidateUnusable) as exc:
             plugin.abort(self, exc)
         self.verdict = verdict
@@ -204,6 +205,24 @@ class VectorItem(_ConformanceItem):
             self._settle(verdict.outcome)
         if verdict.outcome is Outcome.ERRORED:
             raise HarnessError(verdict.message)
+
+    def _ahead(self, state: RunState) -> list[tuple[Vector, Version]]:
+        """The vectors of the items due after this one, up to a batch, that will run here:
+        none under xdist (its scheduler picks a worker's next items), none listed as expected
+        skips (never run: one may hang the candidate)."""
+        if hasattr(self.config, "workerinput"):
+            return []
+        items = self.session.items
+        ahead: list[tuple[Vector, Version]] = []
+        for item in items[items.index(self) + 1:]:
+            if len(ahead) >= BATCH_SIZE:
+                break
+            if not isinstance(item, VectorItem):
+                continue
+            expected = state.expected.match(item.vector.id) if state.expected else None
+            if expected is None or expected.outcome != "skip":
+                ahead.append((item.vector, item.protocol))
+        return ahead
 
     def runtest(self) -> None:
         """Fail when the Redis state differs, or when an expected failure passes."""

@@ -69,6 +69,13 @@ def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any],
     pipe = client.pipeline(transaction=False)
     if connection_id:
         pipe.client_id()
+    seed_commands(pipe, queue, given)
+    replies = pipe.execute()
+    return int(replies[0]) if connection_id else None
+
+
+def seed_commands(pipe: Any, queue: QueueRef, given: dict[str, Any]) -> None:
+    """Queue on `pipe` the commands that write a vector's `given` keys."""
     for suffix, entry in given.items():
         key = queue.key(suffix)
         kind = kind_of(entry)
@@ -87,8 +94,6 @@ def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any],
         elif kind == "stream":
             for fields in body:
                 pipe.xadd(key, dict(zip(fields[::2], fields[1::2], strict=True)))
-    replies = pipe.execute()
-    return int(replies[0]) if connection_id else None
 
 
 def seed_value(value: Any) -> str:
@@ -144,11 +149,21 @@ def run_vector(
         # An adapter that cannot start because Redis is gone is Redis's fault.
         _hold_against_server(client, profile, names, server, since, None, vector)
         raise
+    # Our connection's id when the seed was written; None when our own side closed the
+    # connection since (redis-py does on a reply it cannot decode).
+    mine = seeded[0] if seeded and not verdict.closed_by_us else None
+    return held(verdict, client, profile, names, server, since, mine)
+
+
+def held(verdict: Verdict, client: redis.Redis, profile: KeyProfile, names: QueueNames,
+         server: ServerInfo | None, since: health.Identity | None,
+         connection: int | None) -> Verdict:
+    """A failing verdict held against the server (see `run_vector`): InfrastructureError when
+    the server is at fault, the verdict with a note when the suite killed a busy script.
+    `connection`: our connection's CLIENT ID at the vector's seed."""
     if verdict.outcome.failing and since is not None:
-        # Our connection's id when the seed was written; None when our own side closed the
-        # connection since (redis-py does on a reply it cannot decode).
-        mine = seeded[0] if seeded and not verdict.closed_by_us else None
-        fault = _hold_against_server(client, profile, names, server, since, mine, vector)
+        fault = _hold_against_server(client, profile, names, server, since, connection,
+                                     verdict.vector)
         if fault is not None:  # a busy server whose script the suite could kill: its own
             return replace(verdict, message=f"{verdict.message} ({fault})")
     return verdict
@@ -185,18 +200,9 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
          names: QueueNames, server: ServerInfo | None, seeded: list[int] | None,
          protocol: Version) -> Verdict:
     """The vector's verdict; appends our connection's id at the seed to `seeded` if given."""
-    if not vector.span.holds(protocol):
-        return Verdict(vector, Outcome.SKIPPED, other_range_reason(vector, protocol))
-    if vector.profile is not None and vector.profile != profile.name:
-        return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
-    missing = capabilities.unmet(vector.needs, profile, server)
-    if missing is not None:
-        return Verdict(vector, Outcome.SKIPPED, missing)
-    supported = candidate.capabilities.ops
-    unsupported = sorted({_op_name(op) for op in vector.when} - supported) if supported else []
-    if unsupported:
-        return Verdict(vector, Outcome.SKIPPED,
-                       f"candidate does not support {', '.join(unsupported)}")
+    skipped = skip_verdict(vector, candidate, profile, server, protocol)
+    if skipped is not None:
+        return skipped
     queue = QueueRef(profile, names.next(), protocol)
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
@@ -241,11 +247,36 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     if early is not None:
         return early
     assert snap is not None  # every op ran, so the snapshot was taken
+    return judged(vector, results, snap, queue)
+
+
+def judged(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
+           queue: QueueRef) -> Verdict:
+    """The verdict of a vector whose every op ran: passed, or failed with the diff."""
     diff = judge(vector, results, snap, queue)
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))
     return Verdict(vector, Outcome.PASSED)
+
+
+def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
+                 server: ServerInfo | None, protocol: Version) -> Verdict | None:
+    """The skip of a vector decided before it runs (another range or profile, unmet `needs`,
+    an op the candidate does not support), or None when it runs."""
+    if not vector.span.holds(protocol):
+        return Verdict(vector, Outcome.SKIPPED, other_range_reason(vector, protocol))
+    if vector.profile is not None and vector.profile != profile.name:
+        return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
+    missing = capabilities.unmet(vector.needs, profile, server)
+    if missing is not None:
+        return Verdict(vector, Outcome.SKIPPED, missing)
+    supported = candidate.capabilities.ops
+    unsupported = sorted({_op_name(op) for op in vector.when} - supported) if supported else []
+    if unsupported:
+        return Verdict(vector, Outcome.SKIPPED,
+                       f"candidate does not support {', '.join(unsupported)}")
+    return None
 
 
 def _apply(vector: Vector, candidate: Candidate, client: redis.Redis, queue: QueueRef, op: Op,

@@ -6,13 +6,15 @@ Used by the pytest plugin, and usable without pytest (the bench drives it direct
 from __future__ import annotations
 
 import contextlib
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import redis
 from redis.exceptions import RedisClusterException
 
 import reference_impl
-from conformance import servers, signals
+from conformance import batch, servers, signals
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
@@ -97,6 +99,8 @@ class Run:
     client: redis.Redis | None = None
     names: QueueNames = field(default_factory=QueueNames)
     identity: health.Identity | None = None
+    #: Verdicts of a batch, kept for their vectors' own `run` (by vector identity, protocol).
+    _ahead: dict[tuple[int, Version], Verdict] = field(default_factory=dict)
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
@@ -156,10 +160,27 @@ class Run:
             self.close()
             raise
 
-    def run(self, vector: Vector, protocol: Version) -> Verdict:
-        """Run one vector, judged at `protocol` (start() first)."""
+    def run(self, vector: Vector, protocol: Version,
+            ahead: Sequence[tuple[Vector, Version]] = ()) -> Verdict:
+        """Run one vector, judged at `protocol` (start() first).
+
+        `ahead`: the vectors due next, in order. When the candidate and server take batches
+        (`conformance.batch.pipelined`), those judged at the same protocol run in one batch
+        with this one, and each verdict is kept for its own call.
+        """
         if self.client is None:
             raise InfrastructureError("Redis was not started")
+        kept = self._ahead.pop((id(vector), protocol), None)
+        if kept is not None:
+            return kept
+        if ahead and batch.pipelined(self.candidate, self.server):
+            same = itertools.takewhile(lambda due: due[1] == protocol, ahead)
+            due = [vector, *(v for v, _ in same)][:batch.BATCH_SIZE]
+            self._ahead.clear()  # verdicts never asked for (after -x stopped the run, say)
+            verdicts = batch.run_vectors(due, self.candidate, self.client, self.profile,
+                                         self.names, self.server, self.identity, protocol)
+            self._ahead.update(((id(v.vector), protocol), v) for v in verdicts[1:])
+            return verdicts[0]
         return run_vector(vector, self.candidate, self.client, self.profile, self.names,
                           self.server, self.identity, protocol=protocol)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,30 +37,50 @@ def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
 
 def take(client: redis.Redis, queue: QueueRef) -> Snapshot:
     """Snapshot a queue in two round trips (TYPE of every key, then its content)."""
-    names = queue_keys(client, queue)
-    base = queue.base
+    return read_many(client, [(queue_keys(client, queue), queue.base)])[0]
+
+
+def read_many(client: redis.Redis, groups: Sequence[tuple[Sequence[str], str]]
+              ) -> list[Snapshot]:
+    """Snapshot several queues, each given as (its key names, its BASE), in two round trips
+    for all of them: TYPE of every key, then its content."""
+    ordered = [sorted(names) for names, _ in groups]
     pipe = client.pipeline(transaction=False)
-    for name in names:
-        pipe.type(name)
-    types = pipe.execute()
+    for names in ordered:
+        for name in names:
+            pipe.type(name)
+    types = iter(pipe.execute())
     pipe = client.pipeline(transaction=False)
-    readers: list[tuple[str, str]] = []
-    for name, kind in zip(names, types, strict=True):
-        readers.append((name, kind))
-        if kind == "string":
-            pipe.get(name)
-            pipe.pttl(name)
-        elif kind == "list":
-            pipe.lrange(name, 0, -1)
-        elif kind == "zset":
-            pipe.zrange(name, 0, -1, withscores=True, score_cast_func=_raw_score)
-        elif kind == "hash":
-            pipe.hgetall(name)
-        elif kind == "stream":
-            pipe.xrange(name)
-        elif kind == "set":
-            pipe.smembers(name)
+    readers: list[list[tuple[str, str]]] = []
+    for names in ordered:
+        readers.append([])
+        for name in names:
+            kind = next(types)
+            readers[-1].append((name, kind))
+            _read_content(pipe, name, kind)
     replies = iter(pipe.execute())
+    return [_decode(replies, found, base, names)
+            for found, names, (_, base) in zip(readers, ordered, groups, strict=True)]
+
+
+def _read_content(pipe: Any, name: str, kind: str) -> None:
+    if kind == "string":
+        pipe.get(name)
+        pipe.pttl(name)
+    elif kind == "list":
+        pipe.lrange(name, 0, -1)
+    elif kind == "zset":
+        pipe.zrange(name, 0, -1, withscores=True, score_cast_func=_raw_score)
+    elif kind == "hash":
+        pipe.hgetall(name)
+    elif kind == "stream":
+        pipe.xrange(name)
+    elif kind == "set":
+        pipe.smembers(name)
+
+
+def _decode(replies: Iterator[Any], readers: list[tuple[str, str]], base: str,
+            names: Sequence[str]) -> Snapshot:
     keys: dict[str, dict[str, Any]] = {}
     stray: list[str] = []
     for name, kind in readers:

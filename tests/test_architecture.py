@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "conformance.properties_worker",
      "conformance.candidates.adapter_check", "conformance.identify"),
     ("conformance.session",),
-    ("conformance.runner",),
+    ("conformance.runner", "conformance.batch"),
     ("conformance.candidates", "conformance.servers", "conformance.vectors",
      "conformance.snapshot", "conformance.compare", "conformance.align"),
     ("conformance.schemas", "conformance.resources", "conformance.outcomes",

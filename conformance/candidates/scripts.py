@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import redis
 from redis.commands.core import Script
@@ -26,6 +26,14 @@ from redis.commands.core import Script
 from conformance.candidates import scripts_worker
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.lua_includes import resolve
+from conformance.candidates.script_call import (
+    ScriptCall,
+    added,
+    as_result,
+    fetched_or_raw,
+    fetched_reply,
+    script_sha,
+)
 from conformance.candidates.scripts_worker import pack as _pack
 from conformance.candidates.scripts_worker import packed_fields, worker_opts
 from conformance.errors import CandidateError, UsageError
@@ -43,7 +51,6 @@ from reference_impl.ops import (
     Promote,
     Result,
     Resume,
-    fetched,
 )
 from reference_impl.worker_ops import MoveToFinished
 
@@ -255,6 +262,15 @@ class ScriptsCandidate:
             self._layouts[name] = layout
         return self._layouts[name]
 
+    def _keys(self, queue: QueueRef, name: str, job_id: str = "", swap: bool = False,
+              fill: Mapping[str, str] | None = None) -> list[str]:
+        suffixes = list(self._layout(name).keys)
+        if swap:
+            suffixes[0], suffixes[1] = suffixes[1], suffixes[0]
+        values = {"job": job_id, **(fill or {})}
+        return [queue.key(suffix.format_map(values) if "{" in suffix else suffix)
+                for suffix in suffixes]
+
     def _call(self, client: redis.Redis, queue: QueueRef, name: str, args: list[Any],
               job_id: str = "", swap: bool = False, fill: Mapping[str, str] | None = None
               ) -> Any:
@@ -264,12 +280,7 @@ class ScriptsCandidate:
         if script is None:
             script = client.register_script(self._texts[name])
             self._scripts[cache_key] = script
-        suffixes = list(layout.keys)
-        if swap:
-            suffixes[0], suffixes[1] = suffixes[1], suffixes[0]
-        values = {"job": job_id, **(fill or {})}
-        keys = [queue.key(suffix.format_map(values) if "{" in suffix else suffix)
-                for suffix in suffixes]
+        keys = self._keys(queue, name, job_id, swap, fill)
         try:
             try:
                 return script(keys=keys, args=args, client=client)
@@ -282,8 +293,20 @@ class ScriptsCandidate:
             raise CandidateError(f"{layout.file_name} raised: {first}") from None
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
-        """Run the script(s) for one op and normalize the reply."""
-        handlers: dict[type[Op], Callable[[redis.Redis, QueueRef, Any], Result]] = {
+        """Run the script for one op and normalize the reply."""
+        call = self.plan(queue, op)
+        reply = self._call(client, queue, call.name, list(call.args), job_id=call.job_id,
+                           swap=call.swap, fill=call.fill)
+        return call.finish(reply)
+
+    def plan(self, queue: QueueRef, op: Op) -> ScriptCall:
+        """The one script call `op` makes on `queue`, and how its raw reply becomes the op's
+        result; nothing is sent. Raises CandidateError for a missing script.
+
+        Every op is one call whose KEYS and ARGV depend on the op and the queue alone, never
+        on an earlier reply: the calls of many vectors may share a pipeline.
+        """
+        handlers: dict[type[Op], Callable[[QueueRef, Any], ScriptCall]] = {
             Add: self._add,
             MoveToActive: self._move_to_active,
             Promote: self._promote,
@@ -295,51 +318,66 @@ class ScriptsCandidate:
         }
         handler = handlers.get(type(op))
         if handler is not None:
-            return handler(client, queue, op)
+            return handler(queue, op)
+        recorded: list[ScriptCall] = []
 
-        def call(name: str, args: list[Any], fill: Mapping[str, str]) -> Any:
-            return self._call(client, queue, name, args, fill=fill)
+        def record(name: str, args: list[Any], fill: Mapping[str, str]) -> Any:
+            recorded.append(self._script_call(name, args, fill=dict(fill)))
 
-        reply = _as_result(scripts_worker.CALLS[type(op)](call, queue.base, op))
-        result = scripts_worker.normalized(op, reply)
-        # Only moveToFinished can answer a fetch-next array; a list of four ids is just that.
-        return fetched_or_raw(result) if isinstance(op, MoveToFinished) else result
+        scripts_worker.CALLS[type(op)](record, queue.base, op)
+        (call,) = recorded
 
-    def _add(self, client: redis.Redis, queue: QueueRef, op: Add) -> Result:
+        def finish(reply: Any) -> Result:
+            result = scripts_worker.normalized(op, as_result(reply))
+            # Only moveToFinished can answer a fetch-next array; four ids are just that.
+            return fetched_or_raw(result) if isinstance(op, MoveToFinished) else result
+
+        return replace(call, finish=finish)
+
+    def script_call_keys(self, queue: QueueRef, call: ScriptCall) -> list[str]:
+        """The KEYS `call` passes on `queue`."""
+        return self._keys(queue, call.name, call.job_id, call.swap, call.fill)
+
+    def _script_call(self, name: str, args: list[Any], job_id: str = "", swap: bool = False,
+                     fill: dict[str, str] | None = None,
+                     finish: Callable[[Any], Result] = as_result) -> ScriptCall:
+        layout = self._layout(name)
+        text = self._texts[name]
+        return ScriptCall(name, layout.file_name, text, script_sha(text), tuple(args), job_id, swap,
+                          fill or {}, finish)
+
+    def _add(self, queue: QueueRef, op: Add) -> ScriptCall:
         dedup = op.opts.get("de")
         dedup_key = queue.key(f"de:{dedup['id']}") if dedup else None
         packed = [queue.base, op.job_id or "", op.name, op.timestamp, None, None, None, None,
                   dedup_key]
         args = [_pack(packed), json.dumps(op.data, separators=(",", ":")), _pack(dict(op.opts))]
-        reply = _as_result(self._call(client, queue, _ADD_SCRIPT[op.route()], args))
-        # Auto ids come back as Lua numbers; error codes are negative.
-        return str(reply) if isinstance(reply, int) and reply >= 0 else reply
+        return self._script_call(_ADD_SCRIPT[op.route()], args, finish=added)
 
-    def _move_to_active(self, client: redis.Redis, queue: QueueRef, op: MoveToActive) -> Result:
+    def _move_to_active(self, queue: QueueRef, op: MoveToActive) -> ScriptCall:
         opts = worker_opts(op.token, op.lock_duration, op.limiter, op.name)
-        reply = _as_result(self._call(client, queue, "moveToActive",
-                                      [queue.base, op.now, _pack(opts)]))
-        return fetched_or_raw(reply)
+        return self._script_call("moveToActive", [queue.base, op.now, _pack(opts)],
+                                 finish=fetched_reply)
 
-    def _promote(self, client: redis.Redis, queue: QueueRef, op: Promote) -> Result:
-        return _as_result(self._call(client, queue, "promote", [queue.base, op.job_id]))
+    def _promote(self, queue: QueueRef, op: Promote) -> ScriptCall:
+        return self._script_call("promote", [queue.base, op.job_id])
 
-    def _change_delay(self, client: redis.Redis, queue: QueueRef, op: ChangeDelay) -> Result:
+    def _change_delay(self, queue: QueueRef, op: ChangeDelay) -> ScriptCall:
         if queue.protocol >= versions.BAND_BUMP:
             args: list[Any] = [op.delay, str(op.now), op.job_id, queue.key(op.job_id)]
         else:  # the caller scored the job (changeDelay-3 ignores the 4th argument)
             args = [op.delay, client_score(op.job_id, op.now + op.delay), op.job_id,
                     queue.key(op.job_id)]
-        return _as_result(self._call(client, queue, "changeDelay", args, job_id=op.job_id))
+        return self._script_call("changeDelay", args, job_id=op.job_id)
 
-    def _change_priority(self, client: redis.Redis, queue: QueueRef, op: ChangePriority) -> Result:
+    def _change_priority(self, queue: QueueRef, op: ChangePriority) -> ScriptCall:
         # Before 5.13.2 the script took the job's own key and appended nothing.
         where = queue.base if queue.protocol >= versions.CHANGE_PRIORITY_BASE \
             else queue.key(op.job_id)
         args = [op.priority, where, op.job_id, "1" if op.lifo else "0"]
-        return _as_result(self._call(client, queue, "changePriority", args))
+        return self._script_call("changePriority", args)
 
-    def _move_to_delayed(self, client: redis.Redis, queue: QueueRef, op: MoveToDelayed) -> Result:
+    def _move_to_delayed(self, queue: QueueRef, op: MoveToDelayed) -> ScriptCall:
         skip = "1" if op.skip_attempt else "0"
         if queue.protocol >= versions.BAND_BUMP:
             fields = packed_fields(op.fields)
@@ -351,13 +389,13 @@ class ScriptsCandidate:
         else:
             score = client_score(op.job_id, max(0, op.now + op.delay))
             args = [queue.base, op.now, score, op.job_id, op.token, op.delay, skip]
-        reply = _as_result(self._call(client, queue, "moveToDelayed", args, job_id=op.job_id))
-        return fetched_or_raw(reply)
+        return self._script_call("moveToDelayed", args, job_id=op.job_id,
+                                 finish=fetched_reply)
 
-    def _pause(self, client: redis.Redis, queue: QueueRef, op: Pause | Resume) -> Result:
+    def _pause(self, queue: QueueRef, op: Pause | Resume) -> ScriptCall:
         pausing = isinstance(op, Pause)
-        return _as_result(self._call(client, queue, "pause", ["paused" if pausing else "resumed"],
-                                     swap=not pausing))
+        return self._script_call("pause", ["paused" if pausing else "resumed"],
+                                 swap=not pausing)
 
 
 def client_score(job_id: str, fire: int) -> str:
@@ -365,32 +403,3 @@ def client_score(job_id: str, fire: int) -> str:
     reads back as the same double."""
     score = scores.client_score(job_id, fire)
     return str(score) if abs(score) <= scores.EXACT_LIMIT else repr(float(score))
-
-
-def decoded(reply: Any) -> Any:
-    """A Redis reply with bytes decoded as UTF-8 (undecodable bytes kept), in arrays too."""
-    if isinstance(reply, bytes):
-        try:
-            return reply.decode()
-        except UnicodeDecodeError:
-            return reply
-    if isinstance(reply, list):
-        return [decoded(item) for item in reply]
-    return reply
-
-
-def _as_result(reply: Any) -> Result:
-    # Any shape is passed on: a reply that is not the op's result (nil, an array) is a return
-    # difference for the runner to show beside the state diff, not a reason to skip judging.
-    return cast(Result, decoded(reply))
-
-
-def fetched_or_raw(reply: Any) -> Result:
-    """moveToActive's `[hash, id or 0, ttl, next]` normalized, or any other reply as it is."""
-    if isinstance(reply, list) and len(reply) == 4:
-        _, job, ttl, next_ms = reply
-        try:
-            return fetched(None if job in (0, "0", None) else str(job), int(ttl), int(next_ms))
-        except (TypeError, ValueError):
-            pass  # e.g. a non-numeric ttl: shown as it came
-    return cast(Result, reply)

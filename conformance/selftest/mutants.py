@@ -2,7 +2,8 @@
 
 For each mutant of `conformance.mutant_catalog`, the scripts directory is copied to a temporary
 directory, the mutant's textual replacements are applied, and the vectors are run against the
-copy (`ScriptsCandidate` + `run_vector`, in-process, on one Redis) until one fails or errors:
+copy (`ScriptsCandidate` + `conformance.batch.run_vectors`, in-process, on one Redis; pipelined
+in batches of 1, 2, 4, ... on a server the suite started) until one fails or errors:
 the mutant is *killed* by that vector. A mutant no vector catches *survived*. Vectors that call a
 script the mutant changed (after its includes are inlined) run first, since no other vector can
 tell the copy from the original; among them, the small vectors that killed earlier mutants come
@@ -30,6 +31,7 @@ from typing import Literal
 
 import redis
 
+from conformance.batch import BATCH_SIZE, run_vectors
 from conformance.candidates.lua_includes import resolve
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import Exit, HarnessError, UsageError
@@ -37,7 +39,7 @@ from conformance.outcomes import Outcome
 from conformance.resources import lua_dir, vectors_dir
 from conformance.runner import QueueNames, run_vector
 from conformance.selftest.mutant_catalog import CATALOG, Mutant, Replacement
-from conformance.servers import client_for, provision
+from conformance.servers import ServerInfo, client_for, provision
 from conformance.session import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
@@ -221,7 +223,11 @@ class MutationRun:
     """Runs mutants against one scripts directory on one Redis client."""
 
     def __init__(self, source: Path, vectors: list[Vector], client: redis.Redis,
-                 profile: KeyProfile, older: dict[str, list[Vector]] | None = None) -> None:
+                 profile: KeyProfile, older: dict[str, list[Vector]] | None = None,
+                 server: ServerInfo | None = None) -> None:
+        """`server`: where `client` points; vectors run pipelined on one the suite started
+        (`conformance.batch.pipelined`)."""
+        self.server = server
         self.source = source
         self.vectors = vectors
         self.older = older or {}
@@ -252,15 +258,15 @@ class MutationRun:
         killer: Vector | None = None
         try:
             affected = affected_scripts(self._resolved, target)
-            tried: set[str] = set()
-            for vector in sorted([*self._killers, *self.vectors],
-                                 key=lambda v: not self._calls[v.id] & affected):
-                if vector.id in tried or self._baseline_ok.get(vector.id) is False:
-                    continue
-                tried.add(vector.id)
-                verdict = run_vector(vector, candidate, self.client, self.profile, self.names)
-                if verdict.outcome.failing and self._passes_unmutated(vector):
-                    killer = vector
+            order = [v for v in dict((v.id, v) for v in sorted(
+                [*self._killers, *self.vectors], key=lambda v: not self._calls[v.id] & affected)
+            ).values() if self._baseline_ok.get(v.id) is not False]
+            for batch in batches(order):
+                verdicts = run_vectors(batch, candidate, self.client, self.profile, self.names,
+                                       self.server)
+                killer = next((verdict.vector for verdict in verdicts if verdict.outcome.failing
+                               and self._passes_unmutated(verdict.vector)), None)
+                if killer is not None:
                     break
             older = self._older_match(killer, candidate) if killer is not None else None
         finally:
@@ -308,6 +314,15 @@ class MutationRun:
             old.outcome is Outcome.FAILED and not wrong & differing_keys(old.diff))
 
 
+def batches(vectors: Sequence[Vector], limit: int = BATCH_SIZE) -> Iterable[list[Vector]]:
+    """`vectors` in order, in batches of 1, 2, 4, ... up to `limit`: most mutants die within
+    the first few vectors, so the first batches are small."""
+    start, size = 0, 1
+    while start < len(vectors):
+        yield list(vectors[start:start + size])
+        start, size = start + size, min(size * 2, limit)
+
+
 #: How many vectors of the killer's area `mutants` tries when naming a kill by an older range.
 NAMING_TRIES = 12
 
@@ -353,7 +368,7 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
               f"({flavor_of(source)}), {len(vectors)} vectors, profile {profile.name}, "
               f"redis {server.kind} {server.engine} {server.version}", flush=True)
         client = client_for(server)
-        run = MutationRun(source, vectors, client, profile, older_variants(every))
+        run = MutationRun(source, vectors, client, profile, older_variants(every), server)
         try:
             for mutant in catalog:
                 result = run.run(mutant, Path(tmp))
