@@ -55,6 +55,20 @@ def sequential(vectors: Sequence[Vector], client: redis.Redis) -> None:
             raise SystemExit(f"bench: {vector.id} {verdict.outcome}: {verdict.message}")
 
 
+def batched(server: servers.ServerInfo) -> RunVectors:
+    """The harness as a run drives it on a server the suite started: the reference's vectors
+    in pipelined batches (`conformance.batch`), or one by one when `server` is not ours."""
+    from conformance.batch import run_vectors
+
+    def run(vectors: Sequence[Vector], client: redis.Redis) -> None:
+        candidate, profile = from_spec("reference"), profile_for("bullmq")
+        for verdict in run_vectors(vectors, candidate, client, profile, QueueNames(), server):
+            if verdict.outcome.failing:
+                raise SystemExit(f"bench: {verdict.vector.id} {verdict.outcome}: "
+                                 f"{verdict.message}")
+    return run
+
+
 def timed_pass(run: RunVectors, vectors: Sequence[Vector], client: redis.Redis) -> float:
     """Seconds `run` takes over `vectors`."""
     start = time.perf_counter()
