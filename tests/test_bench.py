@@ -86,7 +86,7 @@ def test_bench_prints_the_failing_candidate_line(
     start = next(i for i, line in enumerate(out) if line.startswith("  failing candidate"))
     assert EVERY_ENTRY_DIFFERS.name in out[start] and "target: failing <= 1.5x" in out[start]
     harness, vectors_only, default = out[start + 1:start + 4]
-    assert harness.startswith("    harness, in process")
+    assert harness.startswith("    harness, one by one")
     assert f"({len(BIG)} of {len(BIG)} vectors failed, none errored)" in harness
     assert re.search(r"passing +\d+\.\d\d s, failing +\d+\.\d\d s, ratio \d+\.\d\dx", harness)
     assert vectors_only == ("    full run, --examples 0    : passing   2.00 s, failing   2.50 s, "
