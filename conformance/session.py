@@ -16,6 +16,7 @@ from conformance import servers, signals
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
+from conformance.keytracker import KeyTracker, TrackingRefused
 from conformance.options import ADAPTER_TIMEOUT_S, CURRENT_PROTOCOL, EVERY_PROTOCOL
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.servers import capabilities, health
@@ -97,6 +98,10 @@ class Run:
     client: redis.Redis | None = None
     names: QueueNames = field(default_factory=QueueNames)
     identity: health.Identity | None = None
+    #: Finds each vector's keys on a `url:` server; None: by SCAN (see `conformance.keytracker`).
+    tracker: KeyTracker | None = None
+    #: Why keys are found by SCAN on a `url:` server, when tracking was refused.
+    scan_reason: str | None = None
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
@@ -137,11 +142,22 @@ class Run:
                                    cluster=server.cluster)
             if fault is None:
                 self.identity = health.identity(self.client, server.cluster)
-        except (redis.RedisError, RedisClusterException) as exc:
+                self._track(server)
+        except (redis.RedisError, RedisClusterException, OSError) as exc:
             fault = f"Redis is not usable: {exc}"
         if fault is not None:
             self.close()
             raise InfrastructureError(f"{fault} ({server.kind} server, before the first vector)")
+
+    def _track(self, server: servers.ServerInfo) -> None:
+        """Track written keys on a server holding keys not ours; SCAN on one we started (it
+        holds only our keys, so a scan is short) and on a cluster (tracking is per node)."""
+        if server.owned or server.cluster:
+            return
+        try:
+            self.tracker = KeyTracker(server.url, self.names.run_id)
+        except TrackingRefused as exc:
+            self.scan_reason = str(exc)
 
     def start_candidate(self) -> None:
         """Start the candidate on the attached server."""
@@ -161,7 +177,7 @@ class Run:
         if self.client is None:
             raise InfrastructureError("Redis was not started")
         return run_vector(vector, self.candidate, self.client, self.profile, self.names,
-                          self.server, self.identity, protocol=protocol)
+                          self.server, self.identity, protocol=protocol, finder=self.tracker)
 
     def close(self) -> None:
         """Stop whatever start() started.
@@ -182,6 +198,8 @@ class Run:
                         self._sweep(self.server)
                 finally:
                     try:
+                        if self.tracker is not None:
+                            self.tracker.close()
                         if self.client is not None:
                             with contextlib.suppress(redis.RedisError):
                                 self.client.close()
@@ -204,6 +222,10 @@ class Run:
         removed = 0
         batch: list[str] = []
         try:
+            # Every name tracking saw (when it never broke), instead of a scan of the keyspace.
+            tracked = self.tracker.sweep(client) if self.tracker is not None else None
+            if tracked is not None:
+                return tracked
             for name in client.scan_iter(match=pattern, count=_SWEEP_BATCH):
                 batch.append(name)
                 if len(batch) >= _SWEEP_BATCH:
@@ -225,6 +247,8 @@ class Run:
             engine = f"{self.server.kind} {self.server.engine} {self.server.version}"
             if self.server.detail:
                 engine += f" ({self.server.detail})"
+            if self.scan_reason is not None:
+                engine += f" (warning: each vector scans the keyspace: {self.scan_reason})"
         protocol = versions.text(self.protocol) if self.protocol else "every range (identify)"
         return (f"bullmq-conformance {SUITE_VERSION}: candidate {self.candidate.name} "
                 f"[{self.candidate.version}], protocol {protocol}, "
