@@ -123,6 +123,15 @@ class KeyTracker:
                 self._connection.disconnect()
         self._connection = None
 
+    def check(self, client: redis.Redis, key: str) -> None:
+        """Write and delete `key` (holding the run's prefix) through `client`; TrackingRefused
+        when no invalidation names it: a server that accepts tracking but never reports."""
+        client.set(key, "1", px=60_000)
+        client.delete(key)
+        if not self._drain() or key.encode() not in self._loose.union(*self._seen.values()):
+            self.close()
+            raise TrackingRefused("CLIENT TRACKING was accepted, but no write was reported")
+
     def keys_of(self, client: redis.Redis, queue: QueueRef) -> list[str]:
         """Every key name containing the queue name written since tracking began, sorted
         (some may be deleted since: their TYPE is `none`).

@@ -142,22 +142,32 @@ class Run:
                                    cluster=server.cluster)
             if fault is None:
                 self.identity = health.identity(self.client, server.cluster)
-                self._track(server)
+                self._track(server, self.client)
         except (redis.RedisError, RedisClusterException, OSError) as exc:
             fault = f"Redis is not usable: {exc}"
         if fault is not None:
             self.close()
             raise InfrastructureError(f"{fault} ({server.kind} server, before the first vector)")
 
-    def _track(self, server: servers.ServerInfo) -> None:
+    def _track(self, server: servers.ServerInfo, client: redis.Redis) -> None:
         """Track written keys on a server holding keys not ours; SCAN on one we started (it
         holds only our keys, so a scan is short) and on a cluster (tracking is per node)."""
         if server.owned or server.cluster:
             return
         try:
-            self.tracker = KeyTracker(server.url, self.names.run_id)
+            tracker = KeyTracker(server.url, self.names.run_id)
         except TrackingRefused as exc:
             self.scan_reason = str(exc)
+            return
+        try:
+            tracker.check(client, health.probe_key(self.profile, self.names.run_id))
+        except TrackingRefused as exc:
+            self.scan_reason = str(exc)
+            return
+        except BaseException:
+            tracker.close()
+            raise
+        self.tracker = tracker
 
     def start_candidate(self) -> None:
         """Start the candidate on the attached server."""

@@ -8,6 +8,8 @@ refuses tracking or the tracking connection breaks, and leave foreign keys alone
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -26,7 +28,7 @@ from reference_impl.keys import PROFILES
 from reference_impl.ops import Op, Result
 
 #: Databases of the module's server: one per test.
-DB_ORDER, DB_BREAK, DB_STRAY, DB_EMPTY, DB_FULL, DB_REFUSED = 1, 2, 3, 4, 5, 6
+DB_ORDER, DB_BREAK, DB_STRAY, DB_EMPTY, DB_FULL, DB_REFUSED, DB_XDIST = 1, 2, 3, 4, 5, 6, 7
 FOREIGN = 200_000
 FILL = """
 for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('SET', 'foreign:' .. i, i) end
@@ -208,3 +210,39 @@ def test_refused_tracking_falls_back_to_scan(own_server: servers.ServerInfo,
         assert servers.client_for(own_server, db=DB_REFUSED).dbsize() == 0
     finally:
         admin.acl_deluser("bmqc-no-tracking")
+
+
+@pytest.mark.slow
+def test_parallel_workers_track_their_own_keys(own_server: servers.ServerInfo) -> None:
+    """`-n 2` on a url: server holding foreign keys: every worker (and the controller's final
+    sweep) finds keys by tracking, so no SCAN is sent, and only the foreign keys remain."""
+    url = db_url(own_server, DB_XDIST)
+    client = servers.client_for_url(url)
+    try:
+        client.eval(FILL, 0, 1, 50_000)
+        checksum = client.eval(CHECKSUM, 0, 50_000)
+        scans = _scans(client)
+        proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", "-n", "2",
+                               "--redis", f"url:{url}", "--examples", "0"],
+                              capture_output=True, text=True, timeout=600, check=False)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+        assert " passed" in proc.stdout
+        assert _scans(client) == scans, "a worker scanned the keyspace"
+        assert client.dbsize() == 50_000
+        assert client.eval(CHECKSUM, 0, 50_000) == checksum
+    finally:
+        client.unlink(*(k for k in client.scan_iter(count=10_000)))
+
+
+def test_silent_tracking_falls_back_to_scan(own_server: servers.ServerInfo,
+                                           all_vectors: list[Vector],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts CLIENT TRACKING but reports no write (a proxy, a look-alike):
+    the run sees its probe go unreported and scans instead of finding no keys."""
+    monkeypatch.setattr(KeyTracker, "_note", lambda self, names: None)
+    vectors = [v for v in all_vectors if v.id.startswith("band-bump/")][:3]
+    verdicts, run = _run_all(db_url(own_server, DB_REFUSED), vectors)
+    assert run.tracker is None
+    assert run.scan_reason == "CLIENT TRACKING was accepted, but no write was reported"
+    assert [o for _, o, _ in verdicts] == [Outcome.PASSED] * len(vectors)
+    assert servers.client_for(own_server, db=DB_REFUSED).dbsize() == 0
