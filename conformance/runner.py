@@ -130,6 +130,7 @@ def run_vector(
     server: ServerInfo | None = None,
     since: health.Identity | None = None,
     protocol: Version = versions.CURRENT,
+    finder: snapshot.KeyFinder | None = None,
 ) -> Verdict:
     """Run one vector, judged at `protocol`. Redis outages raise InfrastructureError; nothing
     else escapes.
@@ -138,13 +139,13 @@ def run_vector(
     `needs` the profile or `server` lacks, is skipped with the reason. A vector that fails or
     errors is first held against the server (`since` is its identity at the run's start, see
     `conformance.servers.health`): when the server is at fault, InfrastructureError is raised
-    instead of a verdict.
+    instead of a verdict. `finder` lists the queue's keys (by default, a SCAN).
     """
     track = since is not None and since.client_id is not None
     seeded: list[int] = []
     try:
         verdict = _run(vector, candidate, client, profile, names, server,
-                       seeded if track else None, protocol)
+                       seeded if track else None, protocol, finder)
     except CandidateUnusable:
         # An adapter that cannot start because Redis is gone is Redis's fault.
         _hold_against_server(client, profile, names, server, since, None, vector)
@@ -198,7 +199,7 @@ def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueN
 
 def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: KeyProfile,
          names: QueueNames, server: ServerInfo | None, seeded: list[int] | None,
-         protocol: Version) -> Verdict:
+         protocol: Version, finder: snapshot.KeyFinder | None = None) -> Verdict:
     """The vector's verdict; appends our connection's id at the seed to `seeded` if given."""
     skipped = skip_verdict(vector, candidate, profile, server, protocol)
     if skipped is not None:
@@ -218,7 +219,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 if early is not None:
                     break
             else:
-                snap = snapshot.take(client, queue)
+                snap = snapshot.take(client, queue, finder)
         except BaseException as exc:
             if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
                 interrupted = True
@@ -227,14 +228,15 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
         finally:
             if interrupted:
                 with contextlib.suppress(redis.RedisError, RedisClusterException):
-                    snapshot.delete_queue(client, queue)
+                    snapshot.delete_queue(client, queue, finder=finder)
             elif early is not None:
                 # A refused cleanup must not hide why the vector ended (a server left busy by
                 # the candidate's script, say); a lost connection still ends the run.
                 with contextlib.suppress(redis.ResponseError, RedisClusterException):
-                    snapshot.delete_queue(client, queue)
+                    snapshot.delete_queue(client, queue, finder=finder)
             else:
-                snapshot.delete_queue(client, queue, snap.names if snap is not None else None)
+                snapshot.delete_queue(client, queue, snap.names if snap is not None else None,
+                                      finder)
     except REDIS_DOWN as exc:
         raise InfrastructureError(f"Redis connection lost: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -18,6 +18,7 @@ from conformance import batch, servers, signals
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
+from conformance.keytracker import KeyTracker, TrackingRefused
 from conformance.options import ADAPTER_TIMEOUT_S, CURRENT_PROTOCOL, EVERY_PROTOCOL
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.servers import capabilities, health
@@ -101,6 +102,10 @@ class Run:
     identity: health.Identity | None = None
     #: Verdicts of a batch, kept for their vectors' own `run` (by vector identity, protocol).
     _ahead: dict[tuple[int, Version], Verdict] = field(default_factory=dict)
+    #: Finds each vector's keys on a `url:` server; None: by SCAN (see `conformance.keytracker`).
+    tracker: KeyTracker | None = None
+    #: Why keys are found by SCAN on a `url:` server, when tracking was refused.
+    scan_reason: str | None = None
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
@@ -141,11 +146,32 @@ class Run:
                                    cluster=server.cluster)
             if fault is None:
                 self.identity = health.identity(self.client, server.cluster)
-        except (redis.RedisError, RedisClusterException) as exc:
+                self._track(server, self.client)
+        except (redis.RedisError, RedisClusterException, OSError) as exc:
             fault = f"Redis is not usable: {exc}"
         if fault is not None:
             self.close()
             raise InfrastructureError(f"{fault} ({server.kind} server, before the first vector)")
+
+    def _track(self, server: servers.ServerInfo, client: redis.Redis) -> None:
+        """Track written keys on a server holding keys not ours; SCAN on one we started (it
+        holds only our keys, so a scan is short) and on a cluster (tracking is per node)."""
+        if server.owned or server.cluster:
+            return
+        try:
+            tracker = KeyTracker(server.url, self.names.run_id)
+        except TrackingRefused as exc:
+            self.scan_reason = str(exc)
+            return
+        try:
+            tracker.check(client, health.probe_key(self.profile, self.names.run_id))
+        except TrackingRefused as exc:
+            self.scan_reason = str(exc)
+            return
+        except BaseException:
+            tracker.close()
+            raise
+        self.tracker = tracker
 
     def start_candidate(self) -> None:
         """Start the candidate on the attached server."""
@@ -182,7 +208,7 @@ class Run:
             self._ahead.update(((id(v.vector), protocol), v) for v in verdicts[1:])
             return verdicts[0]
         return run_vector(vector, self.candidate, self.client, self.profile, self.names,
-                          self.server, self.identity, protocol=protocol)
+                          self.server, self.identity, protocol=protocol, finder=self.tracker)
 
     def close(self) -> None:
         """Stop whatever start() started.
@@ -203,6 +229,8 @@ class Run:
                         self._sweep(self.server)
                 finally:
                     try:
+                        if self.tracker is not None:
+                            self.tracker.close()
                         if self.client is not None:
                             with contextlib.suppress(redis.RedisError):
                                 self.client.close()
@@ -225,6 +253,10 @@ class Run:
         removed = 0
         batch: list[str] = []
         try:
+            # Every name tracking saw (when it never broke), instead of a scan of the keyspace.
+            tracked = self.tracker.sweep(client) if self.tracker is not None else None
+            if tracked is not None:
+                return tracked
             for name in client.scan_iter(match=pattern, count=_SWEEP_BATCH):
                 batch.append(name)
                 if len(batch) >= _SWEEP_BATCH:
@@ -246,6 +278,8 @@ class Run:
             engine = f"{self.server.kind} {self.server.engine} {self.server.version}"
             if self.server.detail:
                 engine += f" ({self.server.detail})"
+            if self.scan_reason is not None:
+                engine += f" (warning: each vector scans the keyspace: {self.scan_reason})"
         protocol = versions.text(self.protocol) if self.protocol else "every range (identify)"
         return (f"bullmq-conformance {SUITE_VERSION}: candidate {self.candidate.name} "
                 f"[{self.candidate.version}], protocol {protocol}, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 
@@ -24,6 +24,14 @@ class Snapshot:
     names: tuple[str, ...] = ()  # every key name the scan found, for deleting them afterwards
 
 
+class KeyFinder(Protocol):
+    """Lists the keys of a queue (`conformance.keytracker` tracks them; the default scans)."""
+
+    def keys_of(self, client: redis.Redis, queue: QueueRef) -> list[str]:
+        """Every key name containing the queue name, sorted."""
+        ...
+
+
 def glob_escape(text: str) -> str:
     """Escape Redis glob metacharacters so `text` matches literally in SCAN MATCH."""
     return re.sub(r"([\\*?\[\]])", r"\\\1", text)
@@ -35,9 +43,11 @@ def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
     return sorted(set(client.scan_iter(match=pattern, count=10_000)))
 
 
-def take(client: redis.Redis, queue: QueueRef) -> Snapshot:
-    """Snapshot a queue in two round trips (TYPE of every key, then its content)."""
-    return read_many(client, [(queue_keys(client, queue), queue.base)])[0]
+def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None) -> Snapshot:
+    """Snapshot a queue in two round trips (TYPE of every key, then its content), after
+    listing its keys with `finder` (by default a SCAN of the keyspace)."""
+    names = finder.keys_of(client, queue) if finder is not None else queue_keys(client, queue)
+    return read_many(client, [(names, queue.base)])[0]
 
 
 def read_many(client: redis.Redis, groups: Sequence[tuple[Sequence[str], str]]
@@ -112,13 +122,14 @@ def _decode(replies: Iterator[Any], readers: list[tuple[str, str]], base: str,
 
 
 def delete_queue(client: redis.Redis, queue: QueueRef,
-                 names: Sequence[str] | None = None) -> int:
+                 names: Sequence[str] | None = None, finder: KeyFinder | None = None) -> int:
     """Remove every key of a queue (ours only: the name is run-unique). Returns the count.
 
-    `names` are the queue's keys when a snapshot just listed them; otherwise they are scanned.
+    `names` are the queue's keys when a snapshot just listed them; otherwise `finder` lists
+    them (by default a SCAN).
     """
     if names is None:
-        names = queue_keys(client, queue)
+        names = finder.keys_of(client, queue) if finder is not None else queue_keys(client, queue)
     if names:
         client.unlink(*names)
     return len(names)
