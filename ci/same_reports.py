@@ -1,0 +1,47 @@
+"""Compare two `--report-json` files of the same run taken by the serial and the pipelined
+paths: the same vectors with the same outcome, message and diff, and the same tallies.
+
+    python ci/same_reports.py SERIAL.json BATCHED.json
+
+A remaining-milliseconds reading (`pttl 29999`, `actual 29998`) is a clock reading, and the
+run id in a queue name differs per run: both are masked; nothing else may differ. Exits 1 naming the first differences.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+_CLOCK = re.compile(r'(pttl"?:? |actual )[0-9]+')
+_RUN_ID = re.compile(r"bmqc-[0-9a-f]+-")
+
+
+def _results(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    document = json.loads(open(path, encoding="utf-8").read())
+    rows = {}
+    for result in document["results"]:
+        message = _RUN_ID.sub("bmqc-<run>-", _CLOCK.sub(r"\1<ms>", result["message"]))
+        rows[result["id"]] = {**result, "message": message}
+    return rows, document["totals"]
+
+
+def main(serial_path: str, batched_path: str) -> int:
+    serial, serial_summary = _results(serial_path)
+    batched, batched_summary = _results(batched_path)
+    problems = [f"{key}: only in one report" for key in sorted(set(serial) ^ set(batched))]
+    problems += [f"{key}: serial {serial[key]} / batched {batched[key]}"
+                 for key in sorted(set(serial) & set(batched)) if serial[key] != batched[key]]
+    if serial_summary != batched_summary:
+        problems.append(f"summary: serial {serial_summary} / batched {batched_summary}")
+    for line in problems[:10]:
+        print(line, file=sys.stderr)
+    outcomes = sorted({row["outcome"] for row in serial.values()})
+    print(f"same reports: {len(serial)} vectors ({', '.join(outcomes)})" if not problems
+          else f"{len(problems)} difference(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
