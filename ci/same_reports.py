@@ -4,7 +4,8 @@ paths: the same vectors with the same outcome, message and diff, and the same ta
     python ci/same_reports.py SERIAL.json BATCHED.json
 
 A remaining-milliseconds reading (`pttl 29999`, `actual 29998`) is a clock reading, and the
-run id in a queue name differs per run: both are masked; nothing else may differ. Exits 1 naming the first differences.
+run id in a queue name differs per run: both are masked; nothing else may differ. Exits 1
+naming the first differences.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 _CLOCK = re.compile(r'(pttl"?:? |actual )[0-9]+')
@@ -19,7 +21,7 @@ _RUN_ID = re.compile(r"bmqc-[0-9a-f]+-")
 
 
 def _results(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    document = json.loads(open(path, encoding="utf-8").read())
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
     rows = {}
     for result in document["results"]:
         message = _RUN_ID.sub("bmqc-<run>-", _CLOCK.sub(r"\1<ms>", result["message"]))
