@@ -77,6 +77,20 @@ def test_affected_scripts_follow_includes(tmp_path: Path, official_scripts: Path
         assert not affected & {"moveToActive", "addStandardJob", "moveStalledJobsToWait"}
 
 
+def test_scripts_using_the_changed_files_are_the_affected_scripts(
+        tmp_path: Path, official_scripts: Path) -> None:
+    # The fast path `mutants` takes (which files each script is made of) names exactly the
+    # scripts whose inlined text a mutant changes, for every mutant on both script sets.
+    for source in (LUA_DIR, official_scripts):
+        files, resolved = mutants.script_files(source), mutants.resolved_scripts(source)
+        for mutant in CATALOG:
+            target = tmp_path / f"{source.name}-{mutant.name}"
+            changed = mutants.write_mutant(source, target, mutant)
+            assert changed
+            assert mutants.scripts_using(files, changed) == \
+                mutants.affected_scripts(resolved, target), (source.name, mutant.name)
+
+
 def test_scripts_called_by_a_vector(all_vectors: list[Vector]) -> None:
     by_id = {v.id: v for v in all_vectors}
     assert mutants.scripts_called(by_id["pause/legacy-rename"]) >= {"pause"}

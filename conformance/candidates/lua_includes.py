@@ -25,6 +25,12 @@ def _target(including: Path, name: str) -> Path:
 
 def resolve(path: Path) -> str:
     """The text of `path` with every include inlined."""
+    return resolve_with_files(path)[0]
+
+
+def resolve_with_files(path: Path) -> tuple[str, frozenset[Path]]:
+    """The text of `path` with every include inlined, and every file it was made of (`path`
+    itself included), resolved."""
     emitted: set[Path] = set()
     out: list[str] = []
 
@@ -55,4 +61,4 @@ def resolve(path: Path) -> str:
     root = path.resolve()
     emitted.add(root)
     visit(root, ())
-    return "\n".join(line for line in out if line.strip()) + "\n"
+    return "\n".join(line for line in out if line.strip()) + "\n", frozenset(emitted)

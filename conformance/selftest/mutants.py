@@ -32,7 +32,7 @@ from typing import Literal
 import redis
 
 from conformance.batch import BATCH_SIZE, run_vectors
-from conformance.candidates.lua_includes import resolve
+from conformance.candidates.lua_includes import resolve, resolve_with_files
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import Exit, HarnessError, UsageError
 from conformance.outcomes import Outcome
@@ -153,11 +153,14 @@ def check_catalog(directory: Path, catalog: Sequence[Mutant] = CATALOG) -> None:
         mutate(texts, mutant, flavor)
 
 
-def write_mutant(source: Path, target: Path, mutant: Mutant) -> None:
-    """Copy `source` to `target` (which must not exist) and apply the mutant there."""
+def write_mutant(source: Path, target: Path, mutant: Mutant) -> frozenset[str]:
+    """Copy `source` to `target` (which must not exist) and apply the mutant there; returns
+    the files it changed, by path relative to the directory."""
     shutil.copytree(source, target)
-    for name, text in mutate(read_scripts(source), mutant, flavor_of(source)).items():
+    changed = mutate(read_scripts(source), mutant, flavor_of(source))
+    for name, text in changed.items():
         (target / name).write_text(text, encoding="utf-8")
+    return frozenset(changed)
 
 
 def _members(entries: Iterable[object]) -> int:
@@ -200,6 +203,21 @@ def resolved_scripts(directory: Path) -> dict[str, str]:
     return {path.name: resolve(path) for path in sorted(directory.glob("*.lua"))}
 
 
+def script_files(directory: Path) -> dict[str, frozenset[str]]:
+    """Each top-level script of `directory`, by file name: the files its inlined text is made
+    of (itself and its includes), by path relative to `directory`."""
+    root = directory.resolve()
+    return {path.name: frozenset(str(f.relative_to(root)) for f in resolve_with_files(path)[1])
+            for path in sorted(directory.glob("*.lua"))}
+
+
+def scripts_using(files: dict[str, frozenset[str]], changed: Iterable[str]) -> frozenset[str]:
+    """The names of the top-level scripts made of any of the `changed` files: the scripts
+    `affected_scripts` finds, without inlining every script of the mutant again."""
+    touched = frozenset(changed)
+    return frozenset(script_name(name) for name, made_of in files.items() if made_of & touched)
+
+
 def affected_scripts(original: dict[str, str], mutated: Path) -> frozenset[str]:
     """The names of the top-level scripts whose inlined text the mutant changed."""
     now = resolved_scripts(mutated)
@@ -238,7 +256,7 @@ class MutationRun:
         self._killers: list[Vector] = []
         self._baseline = ScriptsCandidate(source, "baseline")
         self._baseline_ok: dict[str, bool] = {}
-        self._resolved = resolved_scripts(source)
+        self._files = script_files(source)
         self._calls = {vector.id: scripts_called(vector) for vector in vectors}
 
     def _passes_unmutated(self, vector: Vector) -> bool:
@@ -253,11 +271,11 @@ class MutationRun:
         """Apply `mutant` to a copy under `workdir` and run vectors until one catches it."""
         started = time.perf_counter()
         target = workdir / mutant.name
-        write_mutant(self.source, target, mutant)
+        changed = write_mutant(self.source, target, mutant)
         candidate = ScriptsCandidate(target, f"mutant:{mutant.name}")
         killer: Vector | None = None
         try:
-            affected = affected_scripts(self._resolved, target)
+            affected = scripts_using(self._files, changed)
             order = [v for v in dict((v.id, v) for v in sorted(
                 [*self._killers, *self.vectors], key=lambda v: not self._calls[v.id] & affected)
             ).values() if self._baseline_ok.get(v.id) is not False]
@@ -292,8 +310,9 @@ class MutationRun:
         tried = [v for v in [killer, *area] if v.id in self.older][:NAMING_TRIES]
         named: list[Vector] = []
         unexplained = 0
-        for current in tried:
-            verdict = run_vector(current, candidate, self.client, self.profile, self.names)
+        for verdict in run_vectors(tried, candidate, self.client, self.profile, self.names,
+                                   self.server):
+            current = verdict.vector
             if verdict.outcome is Outcome.PASSED:
                 continue
             wrong = differing_keys(verdict.diff)
