@@ -118,6 +118,6 @@ AREA = Area(
         "Every fetch first promotes the due delayed jobs, scores 0 to `(now + 1) * 4096 - "
         "1`, at most 1000 per call. Each is LPUSHed to wait in score order (or goes to "
         "prioritized with a fresh `pc`), with `delay = 0`, `waiting prev delayed` and "
-        'marker "0".'
+        'marker "0" unless the queue is paused or maxed (it still promotes then).'
     ),
 )
