@@ -142,16 +142,16 @@ def _drive(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.R
         # commands: each vector runs on its own, where the serial path words what went wrong.
         if isinstance(exc, UnicodeDecodeError):
             drop_connections(client)  # the rest of that pipeline's replies are unread
-        _unlink(client, _all(_queue_keys(client, names, queues)))
+        snapshot.unlink_names(client, _all(_queue_keys(client, names, queues)))
         serial.extend(run.index for run in planned)
         return
     except BaseException as exc:
         if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
             drop_connections(client)
         with contextlib.suppress(redis.RedisError):
-            _unlink(client, _all(_queue_keys(client, names, queues)))
+            snapshot.unlink_names(client, _all(_queue_keys(client, names, queues)))
         raise
-    _unlink(client, _all(found))
+    snapshot.unlink_names(client, _all(found))
     connection = int(cast(int, replies[0])) if track else None
     for (run, op_replies), snap in zip(ran, snaps, strict=True):
         results = [call.finish(reply) for call, reply in zip(run.calls, op_replies, strict=True)]
@@ -201,8 +201,3 @@ def _queue_keys(client: redis.Redis, names: QueueNames, queues: list[QueueRef]
             if name in wanted:
                 wanted[name].append(key)
     return wanted
-
-
-def _unlink(client: redis.Redis, keys: list[str]) -> None:
-    for start in range(0, len(keys), 1000):
-        client.unlink(*keys[start:start + 1000])

@@ -29,7 +29,6 @@ from conformance import snapshot
 from conformance.candidates.base import QueueRef
 
 _CHANNEL = "__redis__:invalidate"
-_UNLINK_BATCH = 1000
 
 
 class TrackingRefused(Exception):
@@ -154,11 +153,7 @@ class KeyTracker:
         tracking broke at some point (a write may have been missed: the caller must scan)."""
         if not self.complete or not self._drain():
             return None
-        names = sorted(self._loose.union(*self._seen.values()))
-        removed = 0
-        for start in range(0, len(names), _UNLINK_BATCH):
-            removed += int(client.unlink(*names[start:start + _UNLINK_BATCH]))
-        return removed
+        return snapshot.unlink_names(client, sorted(self._loose.union(*self._seen.values())))
 
     def close(self) -> None:
         """Close the tracking connection (tracking ends with it)."""

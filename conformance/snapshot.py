@@ -135,6 +135,18 @@ def delete_queue(client: redis.Redis, queue: QueueRef,
     return len(names)
 
 
+#: Names per UNLINK when many keys go at once.
+UNLINK_CHUNK = 1000
+
+
+def unlink_names(client: redis.Redis, names: Sequence[str | bytes]) -> int:
+    """UNLINK `names`, UNLINK_CHUNK to a command; the number Redis removed."""
+    removed = 0
+    for start in range(0, len(names), UNLINK_CHUNK):
+        removed += int(client.unlink(*names[start:start + UNLINK_CHUNK]))
+    return removed
+
+
 def _raw_score(raw: bytes | str) -> str:
     """Keep a score exactly as Redis formatted it (redis-py hands the callback bytes)."""
     return raw.decode() if isinstance(raw, bytes) else raw

@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from make_report_png import screenshot  # beside this file: the same shot, another page
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -36,13 +38,7 @@ def main() -> int:
         if proc.returncode != 0:
             sys.exit(f"report --releases exited {proc.returncode}: {proc.stderr.strip()}")
         out = ROOT / "docs" / "img" / "releases.png"
-        proc = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--hide-scrollbars", f"--user-data-dir={Path(scratch) / 'profile'}",
-             "--window-size=2200,1350", f"--screenshot={out}", page.as_uri()],
-            capture_output=True, text=True, check=False, timeout=120)
-        if proc.returncode != 0 or not out.is_file():
-            sys.exit(f"chromium exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+        screenshot(chromium, page.as_uri(), out, "2200,1350", Path(scratch) / "profile")
     print(f"wrote {out.relative_to(ROOT)}")
     return 0
 

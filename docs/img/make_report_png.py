@@ -28,6 +28,17 @@ EXPECTATIONS = """expectations:
 OPENED = "open=c2-band-bump/2-same-ms"
 
 
+def screenshot(chromium: str, url: str, out: Path, size: str, profile: Path) -> None:
+    """Save headless Chromium's picture of `url` (window `size`, "W,H") to `out`."""
+    proc = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={size}",
+         f"--screenshot={out}", url],
+        capture_output=True, text=True, check=False, timeout=120)
+    if proc.returncode != 0 or not out.is_file():
+        sys.exit(f"chromium exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+
+
 def _cli(*args: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False)
@@ -74,13 +85,7 @@ def main() -> int:
         page = tmp / "report.html"
         _cli("report", "--html", str(page), *reports)
         out = ROOT / "docs" / "img" / "report.png"
-        proc = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--hide-scrollbars", f"--user-data-dir={tmp / 'profile'}", "--window-size=1200,900",
-             f"--screenshot={out}", f"{page.as_uri()}#{OPENED}"],
-            capture_output=True, text=True, check=False, timeout=120)
-        if proc.returncode != 0 or not out.is_file():
-            sys.exit(f"chromium exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+        screenshot(chromium, f"{page.as_uri()}#{OPENED}", out, "1200,900", tmp / "profile")
     print(f"wrote {out.relative_to(ROOT)}")
     return 0
 
