@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -130,18 +130,21 @@ def _drive(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.R
     queues = [run.queue for run in planned]
     track = since is not None and since.client_id is not None
     try:
-        replies, spans = _seed_and_apply(planned, candidate, client, track)
+        replies, spans = _one_round_trip(planned, candidate, client, track, names)
+        if isinstance(replies[-1], Exception):
+            raise replies[-1]  # the snapshot script itself was refused
+        read = snapshot.decode_read(cast(bytes, replies[-1]))
+        found = _by_queue(read, names, queues)
         ran = [(run, replies[high - len(run.calls):high])
                for run, (low, high) in zip(planned, spans, strict=True)
                if not any(isinstance(reply, Exception) for reply in replies[low:high])]
-        found = _queue_keys(client, names, queues)
-        snaps = snapshot.read_many(client, [(found[run.queue.name], run.queue.base)
-                                            for run, _ in ran])
+        snaps = snapshot.snapshots(read, [(found[run.queue.name], run.queue.base)
+                                          for run, _ in ran])
     except (UnicodeDecodeError, redis.ResponseError) as exc:
         # Our side broke on the batch (a reply that is not UTF-8), or Redis refused one of our
         # commands: each vector runs on its own, where the serial path words what went wrong.
         if isinstance(exc, UnicodeDecodeError):
-            drop_connections(client)  # the rest of that pipeline's replies are unread
+            drop_connections(client)  # the rest of that pipeline's replies may be unread
         snapshot.unlink_names(client, _all(_queue_keys(client, names, queues)))
         serial.extend(run.index for run in planned)
         return
@@ -151,7 +154,6 @@ def _drive(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.R
         with contextlib.suppress(redis.RedisError):
             snapshot.unlink_names(client, _all(_queue_keys(client, names, queues)))
         raise
-    snapshot.unlink_names(client, _all(found))
     connection = int(cast(int, replies[0])) if track else None
     for (run, op_replies), snap in zip(ran, snaps, strict=True):
         results = [call.finish(reply) for call, reply in zip(run.calls, op_replies, strict=True)]
@@ -165,14 +167,17 @@ def _all(found: dict[str, list[str]]) -> list[str]:
     return [name for keys in found.values() for name in keys]
 
 
-def _seed_and_apply(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.Redis,
-                    track: bool) -> tuple[list[object], list[tuple[int, int]]]:
+def _one_round_trip(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.Redis,
+                    track: bool, names: QueueNames
+                    ) -> tuple[list[object], list[tuple[int, int]]]:
     """One pipeline: our CLIENT ID if `track`, SCRIPT LOAD of the scripts the batch calls that
-    Redis lacks, then each vector's seed and ops. The replies (errors as exceptions), and each
-    vector's slice of them (its seed, then its ops)."""
+    Redis lacks, then each vector's seed and ops, then the reading and deleting of every key of
+    the run (`snapshot.read_matching`). The replies (errors as exceptions; the last one is the
+    read), and each vector's slice of them (its seed, then its ops)."""
     scripts = {call.sha: call.text for run in planned for call in run.calls}
+    scripts[snapshot.READ_KEYS_SHA] = snapshot.READ_KEYS
     # Bodies are sent only when Redis lacks them: they are most of the bytes otherwise.
-    known = client.script_exists(*scripts) if scripts else []
+    known = client.script_exists(*scripts)
     pipe = client.pipeline(transaction=False)
     if track:
         pipe.client_id()
@@ -187,17 +192,30 @@ def _seed_and_apply(planned: list[_Planned], candidate: ScriptsCandidate, client
             keys = candidate.script_call_keys(run.queue, call)
             pipe.evalsha(call.sha, len(keys), *keys, *call.args)
         spans.append((low, len(pipe)))
+    snapshot.read_matching(pipe, _run_pattern(names))
     return pipe.execute(raise_on_error=False), spans
+
+
+def _run_pattern(names: QueueNames) -> str:
+    """Every key holding a queue name of the run (`bmqc-<run id>-` and six digits), and not
+    the health probe's (`bmqc-<run id>-probe`)."""
+    return f"*{snapshot.glob_escape(f'bmqc-{names.run_id}-')}{'[0-9]' * 6}*"
+
+
+def _by_queue(keys: Iterable[str], names: QueueNames, queues: list[QueueRef]
+              ) -> dict[str, list[str]]:
+    """`keys`, by the queue of `queues` whose name they hold."""
+    wanted: dict[str, list[str]] = {queue.name: [] for queue in queues}
+    pattern = re.compile(re.escape(f"bmqc-{names.run_id}-") + r"[0-9]{6}")
+    for key in keys:
+        for name in dict.fromkeys(pattern.findall(key)):
+            if name in wanted:
+                wanted[name].append(key)
+    return wanted
 
 
 def _queue_keys(client: redis.Redis, names: QueueNames, queues: list[QueueRef]
                 ) -> dict[str, list[str]]:
     """Every key of the run that holds a name of `queues`, by queue name (one SCAN)."""
-    wanted: dict[str, list[str]] = {queue.name: [] for queue in queues}
-    prefix = f"bmqc-{names.run_id}-"
-    pattern = re.compile(re.escape(prefix) + r"[0-9]{6}")
-    for key in client.scan_iter(match=f"*{snapshot.glob_escape(prefix)}*", count=10_000):
-        for name in dict.fromkeys(pattern.findall(key)):
-            if name in wanted:
-                wanted[name].append(key)
-    return wanted
+    return _by_queue(set(client.scan_iter(match=_run_pattern(names), count=10_000)), names,
+                     queues)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+import msgpack
 import redis
+from redis.client import NEVER_DECODE
+from redis.cluster import RedisCluster
 
 from conformance.candidates.base import QueueRef
 
@@ -44,74 +48,137 @@ def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
 
 
 def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None) -> Snapshot:
-    """Snapshot a queue in two round trips (TYPE of every key, then its content), after
-    listing its keys with `finder` (by default a SCAN of the keyspace)."""
+    """Snapshot a queue in one round trip, after listing its keys with `finder` (by default a
+    SCAN of the keyspace)."""
     names = finder.keys_of(client, queue) if finder is not None else queue_keys(client, queue)
     return read_many(client, [(names, queue.base)])[0]
 
 
+#: Reads keys (the TYPE, then the content of each) and sends them all back as one msgpack blob,
+#: `[names, [[type, content...], ...]]`. One call reads a whole batch atomically, and the reply
+#: is decoded in C: read key by key, parsing the replies was most of a run's client time. The
+#: keys are KEYS; or, when ARGV[1] is a pattern, every key a SCAN MATCH finds, which only a
+#: server the suite owns may be asked (a crowded server would be blocked while it scans).
+#: ARGV[2] = "1" deletes each key once read.
+READ_KEYS = """
+local names = KEYS
+if ARGV[1] and ARGV[1] ~= '' then
+  names = {}
+  local seen, cursor = {}, '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 10000)
+    cursor = page[1]
+    for _, name in ipairs(page[2]) do
+      if not seen[name] then
+        seen[name] = true
+        names[#names + 1] = name
+      end
+    end
+  until cursor == '0'
+end
+local out = {}
+for i, name in ipairs(names) do
+  local kind = redis.call('TYPE', name)['ok']
+  if kind == 'string' then
+    out[i] = {kind, redis.call('GET', name), redis.call('PTTL', name)}
+  elseif kind == 'list' then
+    out[i] = {kind, redis.call('LRANGE', name, 0, -1)}
+  elseif kind == 'zset' then
+    out[i] = {kind, redis.call('ZRANGE', name, 0, -1, 'WITHSCORES')}
+  elseif kind == 'hash' then
+    out[i] = {kind, redis.call('HGETALL', name)}
+  elseif kind == 'stream' then
+    out[i] = {kind, redis.call('XRANGE', name, '-', '+')}
+  elseif kind == 'set' then
+    out[i] = {kind, redis.call('SMEMBERS', name)}
+  else
+    out[i] = {kind}
+  end
+  if ARGV[2] == '1' then
+    redis.call('UNLINK', name)
+  end
+end
+return cmsgpack.pack({names, out})
+"""
+READ_KEYS_SHA = hashlib.sha1(READ_KEYS.encode()).hexdigest()
+#: What `read_many` and `read_matching` hand back: each key's [type, content...], by name.
+Read = dict[str, list[Any]]
+
+
 def read_many(client: redis.Redis, groups: Sequence[tuple[Sequence[str], str]]
               ) -> list[Snapshot]:
-    """Snapshot several queues, each given as (its key names, its BASE), in two round trips
-    for all of them: TYPE of every key, then its content."""
-    ordered = [sorted(names) for names, _ in groups]
-    pipe = client.pipeline(transaction=False)
-    for names in ordered:
+    """Snapshot several queues, each given as (its key names, its BASE), in one script call
+    for all of them (one per hash slot on a cluster)."""
+    names = [name for group, _ in groups for name in group]
+    if isinstance(client, RedisCluster):  # a script's keys must share a slot
+        slots: dict[int, list[str]] = {}
         for name in names:
-            pipe.type(name)
-    types = iter(pipe.execute())
-    pipe = client.pipeline(transaction=False)
-    readers: list[list[tuple[str, str]]] = []
-    for names in ordered:
-        readers.append([])
-        for name in names:
-            kind = next(types)
-            readers[-1].append((name, kind))
-            _read_content(pipe, name, kind)
-    replies = iter(pipe.execute())
-    return [_decode(replies, found, base, names)
-            for found, names, (_, base) in zip(readers, ordered, groups, strict=True)]
+            slots.setdefault(client.keyslot(name), []).append(name)
+        chunks = list(slots.values())
+    else:
+        chunks = [names] if names else []
+    read: Read = {}
+    for chunk in chunks:
+        try:
+            blob = _read_call(client, chunk, "EVALSHA", READ_KEYS_SHA)
+        except redis.exceptions.NoScriptError:  # the body itself: a flush can come any time
+            blob = _read_call(client, chunk, "EVAL", READ_KEYS)
+        read |= decode_read(blob)
+    return snapshots(read, groups)
 
 
-def _read_content(pipe: Any, name: str, kind: str) -> None:
-    if kind == "string":
-        pipe.get(name)
-        pipe.pttl(name)
-    elif kind == "list":
-        pipe.lrange(name, 0, -1)
-    elif kind == "zset":
-        pipe.zrange(name, 0, -1, withscores=True, score_cast_func=_raw_score)
-    elif kind == "hash":
-        pipe.hgetall(name)
-    elif kind == "stream":
-        pipe.xrange(name)
-    elif kind == "set":
-        pipe.smembers(name)
+def _read_call(client: redis.Redis, keys: list[str], command: str, script: str) -> bytes:
+    return cast(bytes, client.execute_command(command, script, len(keys), *keys,
+                                              **{NEVER_DECODE: True}))
 
 
-def _decode(replies: Iterator[Any], readers: list[tuple[str, str]], base: str,
-            names: Sequence[str]) -> Snapshot:
+def read_matching(pipe: redis.client.Pipeline, pattern: str) -> None:
+    """Queue on `pipe` the reading, then deleting, of every key matching the SCAN `pattern`
+    (`READ_KEYS`, which must be loaded); `decode_read` decodes the reply. Only for a server the
+    suite owns."""
+    pipe.execute_command("EVALSHA", READ_KEYS_SHA, 0, pattern, "1", **{NEVER_DECODE: True})
+
+
+def decode_read(blob: bytes) -> Read:
+    """The keys a `READ_KEYS` call read, by name. A value that is not UTF-8 raises
+    UnicodeDecodeError, as a decoding client would."""
+    names, entries = msgpack.unpackb(blob, raw=False)
+    return dict(zip(names, entries, strict=True))
+
+
+def snapshots(read: Read, groups: Sequence[tuple[Sequence[str], str]]) -> list[Snapshot]:
+    """One Snapshot per (key names, BASE) of `groups`, from what `read` holds."""
+    return [_decode(read, base, sorted(names)) for names, base in groups]
+
+
+def _pairs(flat: list[Any]) -> list[list[Any]]:
+    items = iter(flat)
+    return [[first, second] for first, second in zip(items, items, strict=True)]
+
+
+def _decode(read: dict[str, list[Any]], base: str, names: Sequence[str]) -> Snapshot:
     keys: dict[str, dict[str, Any]] = {}
     stray: list[str] = []
-    for name, kind in readers:
+    for name in names:
+        kind, *content = read[name]
         if kind == "string":
-            value, pttl = next(replies), next(replies)
+            value, pttl = content
             entry: dict[str, Any] = {"string": value}
             if pttl >= 0:
                 entry = {"string": {"value": value, "pttl": pttl}}
         elif kind == "list":
-            entry = {"list": next(replies)}
+            entry = {"list": list(content[0])}
         elif kind == "zset":
-            entry = {"zset": [[m, s] for m, s in next(replies)]}
+            entry = {"zset": _pairs(content[0])}
         elif kind == "hash":
-            entry = {"hash": next(replies)}
+            items = iter(content[0])
+            entry = {"hash": dict(zip(items, items, strict=True))}
         elif kind == "stream":
-            entry = {"stream": [[x for kv in fields.items() for x in kv]
-                                for _, fields in next(replies)]}
+            entry = {"stream": [list(fields) for _, fields in content[0]]}
         elif kind == "set":
-            entry = {"set": sorted(next(replies))}
+            entry = {"set": sorted(content[0])}
         elif kind == "none":
-            continue  # expired or deleted between SCAN and TYPE
+            continue  # expired or deleted between listing and reading
         else:
             entry = {kind: None}
         if name.startswith(base):
@@ -145,8 +212,3 @@ def unlink_names(client: redis.Redis, names: Sequence[str | bytes]) -> int:
     for start in range(0, len(names), UNLINK_CHUNK):
         removed += int(client.unlink(*names[start:start + UNLINK_CHUNK]))
     return removed
-
-
-def _raw_score(raw: bytes | str) -> str:
-    """Keep a score exactly as Redis formatted it (redis-py hands the callback bytes)."""
-    return raw.decode() if isinstance(raw, bytes) else raw

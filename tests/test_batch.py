@@ -138,10 +138,11 @@ def test_a_vector_with_an_op_error_runs_again_serially(
 def test_an_interrupt_cleans_up_the_batch(every_vector: list[Vector], client: redis.Redis,
                                           redis_server: ServerInfo,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(*args: Any) -> None:
+    def interrupted(pipe: redis.client.Pipeline, pattern: str) -> None:
+        pipe.execute()  # the seeds and ops land; the interrupt comes before the read
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(batch.snapshot, "read_many", interrupted)
+    monkeypatch.setattr(batch.snapshot, "read_matching", interrupted)
     names = QueueNames()
     with pytest.raises(KeyboardInterrupt):
         batch.run_vectors(every_vector, ScriptsCandidate(lua_dir()), client, PROFILE, names,
@@ -156,7 +157,7 @@ def test_a_lost_connection_is_an_infrastructure_error(every_vector: list[Vector]
     def lost(*args: Any) -> None:
         raise redis.ConnectionError("gone")
 
-    monkeypatch.setattr(batch.snapshot, "read_many", lost)
+    monkeypatch.setattr(batch.snapshot, "decode_read", lost)
     with pytest.raises(InfrastructureError, match="Redis connection lost: gone"):
         batch.run_vectors(every_vector, ScriptsCandidate(lua_dir()), client, PROFILE,
                           QueueNames(), redis_server)

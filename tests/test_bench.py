@@ -145,8 +145,9 @@ def test_the_pipelined_replay_sends_every_command_in_order_2000_at_a_time(
         redis_server: servers.ServerInfo) -> None:
     client = servers.client_for(redis_server)
     key = "bmqc-bench-test:list"
-    log: figures.Recorded = [("cmd", [("RPUSH", key, i)]) for i in range(2500)]
-    log += [("pipe", [("RPUSH", key, i) for i in range(2500, 4500)]), ("cmd", [("DEL", "x")])]
+    log: figures.Recorded = [("cmd", [(("RPUSH", key, i), {})]) for i in range(2500)]
+    log += [("pipe", [(("RPUSH", key, i), {}) for i in range(2500, 4500)]),
+            ("cmd", [(("DEL", "x"), {})])]
     try:
         assert figures.replay_pipelined(client, log) == 3
         assert client.lrange(key, 0, -1) == [str(i) for i in range(4500)]

@@ -54,7 +54,7 @@ class RecordingPipeline(redis.client.Pipeline):
     log: Recorded
 
     def execute(self, raise_on_error: bool = True) -> list[Any]:
-        self.log.append(("pipe", [args for args, _ in self.command_stack]))
+        self.log.append(("pipe", [(args, dict(options)) for args, options in self.command_stack]))
         return super().execute(raise_on_error)
 
 
@@ -66,7 +66,7 @@ class RecordingRedis(redis.Redis):
         self.log: Recorded = []
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        self.log.append(("cmd", [args]))
+        self.log.append(("cmd", [(args, dict(options))]))
         return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
@@ -80,11 +80,12 @@ def replay(client: redis.Redis, log: Recorded) -> None:
     """Send the recorded commands again, as plain redis-py calls."""
     for kind, batch in log:
         if kind == "cmd":
-            client.execute_command(*batch[0])
+            args, options = batch[0]
+            client.execute_command(*args, **options)
         else:
             pipe = client.pipeline(transaction=False)
-            for args in batch:
-                pipe.execute_command(*args)
+            for args, options in batch:
+                pipe.execute_command(*args, **options)
             pipe.execute()
 
 

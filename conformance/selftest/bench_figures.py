@@ -26,7 +26,9 @@ from conformance.vectors import Vector
 
 #: Runs every vector against the reference on `client`; raises SystemExit when one fails.
 RunVectors = Callable[[Sequence[Vector], redis.Redis], None]
-Recorded = list[tuple[str, list[tuple[Any, ...]]]]
+#: Each round trip the harness made ("cmd" or "pipe") with its commands' (args, options):
+#: options such as redis-py's NEVER_DECODE change how a reply is read, so they are replayed.
+Recorded = list[tuple[str, list[tuple[tuple[Any, ...], dict[str, Any]]]]]
 
 #: Commands per pipeline in the bare pipelined replay, the floor of any harness.
 PIPELINE = 2000
@@ -79,12 +81,12 @@ def timed_pass(run: RunVectors, vectors: Sequence[Vector], client: redis.Redis) 
 def replay_pipelined(client: redis.Redis, log: Recorded, size: int = PIPELINE) -> int:
     """Send the recorded commands again in order, `size` to a pipeline (no transaction);
     return the number of round trips. Replies are not looked at: this is the floor."""
-    flat = [args for _, batch in log for args in batch]
+    flat = [command for _, batch in log for command in batch]
     trips = 0
     for start in range(0, len(flat), size):
         pipe = client.pipeline(transaction=False)
-        for args in flat[start:start + size]:
-            pipe.execute_command(*args)
+        for args, options in flat[start:start + size]:
+            pipe.execute_command(*args, **options)
         pipe.execute(raise_on_error=False)
         trips += 1
     return trips
