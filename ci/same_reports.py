@@ -3,8 +3,9 @@ paths: the same vectors with the same outcome, message and diff, and the same ta
 
     python ci/same_reports.py SERIAL.json BATCHED.json
 
-A remaining-milliseconds reading (`pttl 29999`, `actual 29998`) is a clock reading, and the
-run id in a queue name differs per run: both are masked; nothing else may differ. Exits 1
+A remaining-milliseconds reading (`pttl 29999`, `actual 29998`) and the properties items'
+rate (`25 examples, seed 1, 38.1/s`) are clock readings, and the run id in a queue name differs
+per run: all are masked; nothing else may differ. Exits 1
 naming the first differences.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 _CLOCK = re.compile(r'(pttl"?:? |actual )[0-9]+')
 _RUN_ID = re.compile(r"bmqc-[0-9a-f]+-")
+_RATE = re.compile(r"(examples, seed [0-9]+, )[0-9.]+/s")
 
 
 def _results(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -25,6 +27,7 @@ def _results(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     rows = {}
     for result in document["results"]:
         message = _RUN_ID.sub("bmqc-<run>-", _CLOCK.sub(r"\1<ms>", result["message"]))
+        message = _RATE.sub(r"\1<rate>/s", message)
         rows[result["id"]] = {**result, "message": message}
     return rows, document["totals"]
 

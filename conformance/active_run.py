@@ -12,7 +12,7 @@ import gc
 import secrets
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import pytest
 
@@ -48,6 +48,9 @@ _INFRA_KEY = "bmq_infra"
 #: The user property of the item after which a run stopped (it has no verdict).
 _STOP_PROPERTY = "bmq_stop"
 _YAML = (".yaml", ".yml")
+
+if TYPE_CHECKING:
+    from conformance.properties_ahead import Ahead
 
 
 def vector_dirs(config: pytest.Config) -> list[Path]:
@@ -123,6 +126,8 @@ class ConformanceRun:
         # xdist workers take the controller's seed, so the header's seed is the one that ran.
         drawn = worker.get(_SEED_KEY, secrets.randbelow(2**31))
         self.seed: int = seed if seed is not None else drawn
+        #: The properties items' child process, when they run ahead of the vectors.
+        self.ahead: Ahead | None = None
 
     def tally(self) -> Tally:
         """The outcomes recorded so far (on an xdist controller: every worker's)."""
@@ -309,8 +314,22 @@ class ConformanceRun:
             verdict["range"] = props["range"]
         self.verdicts.append(verdict)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """Start the properties items ahead, in a child process, where the run allows it
+        (`conformance.properties_ahead`)."""
+        xdist = hasattr(self.config, "workerinput") or _is_xdist_controller(self.config)
+        shards = [(item.name, item.examples, item.seed) for item in session.items
+                  if isinstance(item, PropertiesItem)]
+        if shards and self.stopped is None and not xdist and not self.config.option.collectonly:
+            from conformance import properties_ahead
+
+            self.ahead = properties_ahead.start(self.run, shards)
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
+        if self.ahead is not None:
+            self.ahead.stop()
         if self.stopped is not None:
             session.exitstatus = int(self.stopped.code)
         path = self.config.getoption("bmq_report_json")

@@ -28,12 +28,15 @@ from reference_impl.versions import Range, Version
 
 if TYPE_CHECKING:
     from conformance.properties import PropertyResult
+    from conformance.properties_ahead import Ahead
 
 class RunState(Protocol):
     """What the items use of the active run (`conformance.active_run.ConformanceRun`)."""
 
     run: Run
     expected: expectations.Expectations | None
+    #: The child checking the properties items ahead, if any (`conformance.properties_ahead`).
+    ahead: Ahead | None
 
     def abort(self, item: pytest.Item, exc: InfrastructureError | CandidateUnusable) -> NoReturn:
         """Stop the run after `item` (which gets no verdict): exit 3 for Redis, 4 for a
@@ -132,10 +135,11 @@ class PropertiesItem(_ConformanceItem):
         if run.server is None:
             raise HarnessError("Redis was not started")
         try:
-            self.result = check_candidate(run.candidate, run.server.url, run.profile,
-                                          self.examples, self.seed, start_candidate=False,
-                                          names=run.names, cluster=run.server.cluster,
-                                          protocol=run.protocol or versions.CURRENT)
+            ahead = plugin.ahead.take(self.name) if plugin.ahead is not None else None
+            self.result = ahead or check_candidate(
+                run.candidate, run.server.url, run.profile, self.examples, self.seed,
+                start_candidate=False, names=run.names, cluster=run.server.cluster,
+                protocol=run.protocol or versions.CURRENT, owned=run.server.owned)
         except REDIS_DOWN as exc:
             plugin.abort(self, InfrastructureError(f"Redis connection lost: {exc}"))
         except (InfrastructureError, CandidateUnusable) as exc:

@@ -130,6 +130,8 @@ class _Context:
     errored: str | None = None
     #: The candidate could not start: every later op fails the same way, at once.
     unusable: CandidateUnusable | None = None
+    #: A single server the suite started: snapshots may scan inside their read script.
+    owned: bool = False
 
 
 def _op_name(op: Op) -> str:
@@ -213,7 +215,7 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
         self.ops.append(op)
         expected: Result = result_form(self.model.apply(op))
         lines = compare.compare_returns([expected], [actual], [_op_name(op)])
-        snap = snapshot.take(self.ctx.client, self.queue)
+        snap = snapshot.take(self.ctx.client, self.queue, owned=self.ctx.owned)
         lines += compare.compare_keys(expected_keys(store_to_form(self.model.store)), snap.keys)
         lines += [f"key outside BASE {self.queue.base!r}: {name}" for name in snap.stray]
         if lines:
@@ -316,7 +318,7 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
                     examples: int = 100, seed: int | None = None, *,
                     max_steps: int = DEFAULT_STEPS, start_candidate: bool = True,
                     names: QueueNames | None = None, cluster: bool = False,
-                    protocol: Version = versions.CURRENT) -> PropertyResult:
+                    protocol: Version = versions.CURRENT, owned: bool = False) -> PropertyResult:
     """Run `examples` random op sequences against `candidate` and the model.
 
     `redis_url` is a `redis://` URL (a `url:` spec prefix is accepted); every example uses a
@@ -327,14 +329,15 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     queue names (a run passes its own, so its final sweep also covers these queues); by default
     they are fresh. `profile` is a profile name or a KeyProfile; `cluster` says that
     `redis_url` is a Redis Cluster node (a cluster client is then used). `protocol` is the
-    version the model and the candidate's calling convention follow.
+    version the model and the candidate's calling convention follow. `owned` says the suite
+    started this server (no one else's keys are there), which lets snapshots scan in a script.
     """
     url = redis_url.removeprefix("url:")
     chosen = secrets.randbits(32) if seed is None else seed
     key_profile = profile if isinstance(profile, KeyProfile) else profile_for(profile)
     client = client_for_url(url, cluster)
     ctx = _Context(candidate, client, names if names is not None else QueueNames(), key_profile,
-                   chosen, protocol)
+                   chosen, protocol, owned=owned and not cluster)
 
     def factory() -> DifferentialMachine:
         return DifferentialMachine(ctx)
@@ -401,7 +404,8 @@ def main(args: argparse.Namespace) -> int:
     with servers.provision(args.redis) as info:
         print(f"properties: candidate {candidate.name}, profile {args.profile}, "
               f"{args.examples} examples, redis {info.kind} {info.engine} {info.version}")
-        result = check_candidate(candidate, info.url, args.profile, args.examples, args.seed)
+        result = check_candidate(candidate, info.url, args.profile, args.examples, args.seed,
+                                 cluster=info.cluster, owned=info.owned)
     print(f"seed {result.seed} (rerun with --seed {result.seed})")
     print(f"{result.examples} examples in {result.seconds:.1f} s "
           f"({result.examples_per_second:.1f} examples/s)")

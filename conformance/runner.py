@@ -219,7 +219,8 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 if early is not None:
                     break
             else:
-                snap = snapshot.take(client, queue, finder)
+                snap = snapshot.take(client, queue, finder, owned=server is not None
+                                     and server.owned and not server.cluster)
         except BaseException as exc:
             if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
                 interrupted = True

@@ -47,9 +47,14 @@ def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
     return sorted(set(client.scan_iter(match=pattern, count=10_000)))
 
 
-def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None) -> Snapshot:
+def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None, *,
+         owned: bool = False) -> Snapshot:
     """Snapshot a queue in one round trip, after listing its keys with `finder` (by default a
-    SCAN of the keyspace)."""
+    SCAN of the keyspace). On a single server the suite owns (`owned`), which holds no one
+    else's keys, the SCAN runs inside the read script: one round trip in all."""
+    if owned and finder is None:
+        read = _read(client, [], f"*{glob_escape(queue.name)}*", "0")
+        return snapshots(read, [(list(read), queue.base)])[0]
     names = finder.keys_of(client, queue) if finder is not None else queue_keys(client, queue)
     return read_many(client, [(names, queue.base)])[0]
 
@@ -119,17 +124,21 @@ def read_many(client: redis.Redis, groups: Sequence[tuple[Sequence[str], str]]
         chunks = [names] if names else []
     read: Read = {}
     for chunk in chunks:
-        try:
-            blob = _read_call(client, chunk, "EVALSHA", READ_KEYS_SHA)
-        except redis.exceptions.NoScriptError:  # the body itself: a flush can come any time
-            blob = _read_call(client, chunk, "EVAL", READ_KEYS)
-        read |= decode_read(blob)
+        read |= _read(client, chunk)
     return snapshots(read, groups)
 
 
-def _read_call(client: redis.Redis, keys: list[str], command: str, script: str) -> bytes:
-    return cast(bytes, client.execute_command(command, script, len(keys), *keys,
-                                              **{NEVER_DECODE: True}))
+def _read(client: redis.Redis, keys: list[str], *args: str) -> Read:
+    """One `READ_KEYS` call: by its SHA, or with its body after NOSCRIPT (a SCRIPT FLUSH can
+    come at any time, even between a reload and the call)."""
+    for command, script in (("EVALSHA", READ_KEYS_SHA), ("EVAL", READ_KEYS)):
+        try:
+            blob = client.execute_command(command, script, len(keys), *keys, *args,
+                                          **{NEVER_DECODE: True})
+        except redis.exceptions.NoScriptError:
+            continue
+        return decode_read(cast(bytes, blob))
+    raise AssertionError("EVAL never answers NOSCRIPT")
 
 
 def read_matching(pipe: redis.client.Pipeline, pattern: str) -> None:

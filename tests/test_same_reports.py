@@ -41,3 +41,11 @@ def test_another_outcome_or_message_fails(tmp_path: Path) -> None:
     d = _report(tmp_path / "d.json", "failed", "1 difference(s) in Redis state in bmqc-1-000002")
     e = _report(tmp_path / "e.json", "failed", "1 difference(s) in Redis state in bmqc-1-000003")
     assert _compare(d, e).returncode == 1  # the queue number is not masked, only the run id
+
+
+def test_the_properties_rate_is_masked_but_not_its_examples(tmp_path: Path) -> None:
+    a = _report(tmp_path / "a.json", "passed", "25 examples, seed 1, 38.1/s")
+    b = _report(tmp_path / "b.json", "passed", "25 examples, seed 1, 41.7/s")
+    assert _compare(a, b).returncode == 0
+    c = _report(tmp_path / "c.json", "passed", "24 examples, seed 1, 38.1/s")
+    assert _compare(a, c).returncode == 1

@@ -354,3 +354,20 @@ def test_engine_from_info_server() -> None:
     valkey = {"server_name": "valkey", "valkey_version": "8.0.1", "redis_version": "7.2.4"}
     assert servers.engine_of(valkey) == ("valkey", "8.0.1")
     assert servers.engine_of({"redis_version": "7.0.15"}) == ("redis", "7.0.15")
+
+
+def test_no_docker_socket_means_no_docker_and_no_client(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    import docker
+
+    from conformance.servers import docker as docker_servers
+
+    asked: list[object] = []
+    monkeypatch.setattr(docker, "from_env", lambda **kwargs: asked.append(kwargs))
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(docker_servers, "DEFAULT_SOCKET", str(tmp_path / "docker.sock"))
+    assert docker_servers.docker_answers() is False
+    assert asked == []  # the socket is missing: the engine is not asked
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+    assert docker_servers.docker_answers() is False
+    assert len(asked) == 1  # DOCKER_HOST names an engine: it is asked

@@ -1,0 +1,155 @@
+"""The properties items checked ahead in a child process (`conformance.properties_ahead`):
+the same result as in-process, passing and failing; the child's exceptions re-raised; a dead
+child's items run in-process; where a child is refused; and a signal stops the child too."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import batch, properties, properties_ahead
+from conformance.errors import InfrastructureError
+from conformance.outcomes import Outcome
+from conformance.properties import PropertyResult, check_candidate
+from conformance.resources import lua_dir
+from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
+from conformance.selftest.mutants import write_mutant
+from conformance.servers import ServerInfo
+from conformance.session import Run, RunOptions
+from conformance.vectors import Vector
+from tests.fault_helpers import descendants, finish, run_in_background, survivors
+
+
+def _started(server: ServerInfo, candidate: str = "reference") -> Iterator[Run]:
+    run = Run(RunOptions(candidate=candidate))
+    run.attach(server)
+    run.start_candidate()
+    try:
+        yield run
+    finally:
+        run.candidate.close()
+
+
+@pytest.fixture
+def run(redis_server: ServerInfo) -> Iterator[Run]:
+    assert redis_server.owned and not redis_server.cluster
+    yield from _started(redis_server)
+
+
+def _same(ahead: PropertyResult, here: PropertyResult) -> None:
+    """Equal but for the clock."""
+    assert dataclasses.replace(ahead, seconds=0) == dataclasses.replace(here, seconds=0)
+
+
+def test_the_child_finds_what_the_item_would(run: Run) -> None:
+    ahead = properties_ahead.start(run, [("a", 6, 11), ("b", 4, 12)])
+    assert ahead is not None
+    try:
+        second, first = ahead.take("b"), ahead.take("a")  # in any order
+    finally:
+        ahead.stop()
+    assert run.server is not None
+    for got, (examples, seed) in ((first, (6, 11)), (second, (4, 12))):
+        _same(got, check_candidate(run.candidate, run.server.url, run.profile, examples, seed,
+                                   start_candidate=False, owned=True))
+        assert got.passed
+
+
+def test_a_failing_candidate_fails_the_same_in_the_child(redis_server: ServerInfo,
+                                                         tmp_path: Path) -> None:
+    write_mutant(lua_dir(), tmp_path / "m", EVERY_ENTRY_DIFFERS)
+    for run in _started(redis_server, f"scripts:{tmp_path / 'm'}"):
+        ahead = properties_ahead.start(run, [("p", 20, 3)])
+        assert ahead is not None and run.server is not None
+        try:
+            got = ahead.take("p")
+        finally:
+            ahead.stop()
+        here = check_candidate(run.candidate, run.server.url, run.profile, 20, 3,
+                               start_candidate=False, owned=True)
+        assert not got.passed and got.failure and "minimal op sequence" in got.failure
+        _same(got, here)
+
+
+def test_what_the_check_raised_in_the_child_is_raised_by_take(
+        run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    def down(*args: object, **kwargs: object) -> PropertyResult:
+        raise InfrastructureError("Redis went away")
+
+    monkeypatch.setattr(properties, "check_candidate", down)  # the fork inherits it
+    ahead = properties_ahead.start(run, [("a", 3, 1), ("b", 3, 2)])
+    assert ahead is not None
+    try:
+        with pytest.raises(InfrastructureError, match="Redis went away"):
+            ahead.take("a")
+        assert ahead.take("b") is None  # the child stopped after it, as a run would
+    finally:
+        ahead.stop()
+
+
+def test_a_dead_child_leaves_the_item_to_run_here(run: Run) -> None:
+    ahead = properties_ahead.start(run, [("a", 25, 1)])
+    assert ahead is not None
+    ahead.process.kill()
+    try:
+        assert ahead.take("a") is None
+    finally:
+        ahead.stop()
+    assert not ahead.process.is_alive()
+
+
+def test_no_child_where_it_could_disturb_something(run: Run, redis_server: ServerInfo,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    assert properties_ahead.usable(run)
+    assert properties_ahead.start(run, []) is None
+    shared = dataclasses.replace(redis_server, owned=False)
+    monkeypatch.setattr(run, "server", shared)
+    assert not properties_ahead.usable(run)  # a url: server
+    monkeypatch.setattr(run, "server", redis_server)
+    monkeypatch.setenv(batch.SERIAL_ENV, "1")
+    assert not properties_ahead.usable(run)
+
+
+def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
+                                                        every_vector: list[Vector]) -> None:
+    assert run.client is not None
+    child = f"bull:bmqc-{run.names.run_id}-p-000001:wait"  # a key of the child's first queue
+    run.client.rpush(child, "1")
+    try:
+        verdicts = batch.run_vectors(every_vector[:60], run.candidate, run.client, run.profile,
+                                     run.names, run.server)
+        assert any(v.outcome is Outcome.PASSED for v in verdicts)
+        assert run.client.lrange(child, 0, -1) == ["1"]  # not read and deleted by a batch
+    finally:
+        run.client.delete(child)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_child_too(signum: int) -> None:
+    run = run_in_background("-q", "--redis", "local", "--examples", "400")
+    deadline = time.monotonic() + 30
+    forked: set[int] = set()
+    while not forked:  # the redis-server, and the properties child
+        assert time.monotonic() < deadline and run.poll() is None, "no child forked"
+        forked = {pid for pid in descendants(run.pid) if "redis-server" not in _cmdline(pid)}
+        time.sleep(0.01)
+    children = descendants(run.pid)
+    sent = time.monotonic()
+    run.send_signal(signum)
+    ended = finish(run, timeout=60)
+    assert ended.code == 128 + signum, ended.out[-2000:] + ended.err
+    assert time.monotonic() - sent < 1.0
+    assert not survivors(children), "a child of the run outlived it"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return "redis-server"  # gone: not the child looked for
