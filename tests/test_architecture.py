@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "conformance.identify_command"),
     ("conformance.active_run", "conformance.items"),
     ("conformance.reports", "conformance.selftest", "conformance.properties",
-     "conformance.properties_worker",
+     "conformance.properties_worker", "conformance.properties_ahead",
      "conformance.candidates.adapter_check", "conformance.identify"),
     ("conformance.session",),
     ("conformance.runner", "conformance.batch"),
