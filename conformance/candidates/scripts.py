@@ -215,6 +215,7 @@ class ScriptsCandidate:
         self.directory = directory
         self._label = label or f"scripts:{directory}"
         self._texts: dict[str, str] = {}
+        self._shas: dict[str, str] = {}
         self._layouts: dict[str, Layout] = {}
         self._scripts: dict[tuple[int, str], Script] = {}
 
@@ -259,6 +260,7 @@ class ScriptsCandidate:
                 raise CandidateError(f"missing script {wanted.file_name} in {self.directory}"
                                      f"{hint}")
             self._texts[name] = resolve(self.directory / layout.file_name)
+            self._shas[name] = script_sha(self._texts[name])
             self._layouts[name] = layout
         return self._layouts[name]
 
@@ -342,9 +344,8 @@ class ScriptsCandidate:
                      fill: dict[str, str] | None = None,
                      finish: Callable[[Any], Result] = as_result) -> ScriptCall:
         layout = self._layout(name)
-        text = self._texts[name]
-        return ScriptCall(name, layout.file_name, text, script_sha(text), tuple(args), job_id, swap,
-                          fill or {}, finish)
+        return ScriptCall(name, layout.file_name, self._texts[name], self._shas[name], tuple(args),
+                          job_id, swap, fill or {}, finish)
 
     def _add(self, queue: QueueRef, op: Add) -> ScriptCall:
         dedup = op.opts.get("de")
