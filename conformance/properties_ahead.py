@@ -1,4 +1,4 @@
-"""The `properties` items, run ahead in a child process while the vectors run in this one.
+"""The `properties` items, run ahead in child processes while the vectors run in this one.
 
 Both are Python-bound: in one process they take turns, and on two cores they can overlap. The
 child is forked once the items are known, and checks each properties item's examples exactly
@@ -8,14 +8,16 @@ verdict, message and exit code are the same as in-process.
 
 Only where the child can disturb nothing: a scripts candidate (no adapter process, whose pipe
 would be shared), on a single server the suite started, outside xdist, where `fork` exists,
-and not under `BULLMQ_CONFORMANCE_SERIAL=1`. The child names its queues `bmqc-<run id>-p-N`,
+and not under `BULLMQ_CONFORMANCE_SERIAL=1`. There is one child per CPU at most (the items
+are shared out in turn; a default run has one). Child i names its queues `bmqc-<run id>-pi-N`,
 which the batches' read-and-delete pattern (`bmqc-<run id>-` and six digits) never matches.
-If the child dies or sends nothing, the item runs in-process as before.
+If a child dies or sends nothing, its items run in-process as before.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -34,37 +36,49 @@ _POLL_S = 0.05
 
 
 @dataclass
-class Ahead:
-    """A child checking properties items; `take` each item's outcome, then `stop`."""
-
+class _Child:
     process: Any  # multiprocessing's fork-context Process
     connection: Connection
     received: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
+
+@dataclass
+class Ahead:
+    """Children checking properties items; `take` each item's outcome, then `stop`."""
+
+    children: list[_Child]
+    #: Which child checks each item.
+    by_item: dict[str, _Child]
+
     def take(self, name: str) -> Any:
         """The PropertyResult of item `name` (waiting for it), or None when the child sent
         none (the item then runs in-process). Re-raises what `check_candidate` raised."""
-        while name not in self.received:
-            if not self.connection.poll(_POLL_S):
-                if not self.process.is_alive() and not self.connection.poll():
+        child = self.by_item.get(name)
+        if child is None:
+            return None
+        while name not in child.received:
+            if not child.connection.poll(_POLL_S):
+                if not child.process.is_alive() and not child.connection.poll():
                     return None
                 continue
             try:
-                item, kind, payload = self.connection.recv()
+                item, kind, payload = child.connection.recv()
             except (EOFError, OSError):
                 return None
-            self.received[item] = (kind, payload)
-        kind, payload = self.received.pop(name)
+            child.received[item] = (kind, payload)
+        kind, payload = child.received.pop(name)
         if kind == "raised":
             raise payload
         return payload
 
     def stop(self) -> None:
-        """End the child (it may be mid-example: the server is ours and about to stop)."""
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.connection.close()
+        """End the children (they may be mid-example: the server is ours and about to stop)."""
+        for child in self.children:
+            if child.process.is_alive():
+                child.process.kill()
+        for child in self.children:
+            child.process.join()
+            child.connection.close()
 
 
 def usable(run: Run) -> bool:
@@ -74,21 +88,30 @@ def usable(run: Run) -> bool:
 
 
 def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> Ahead | None:
-    """Fork the child for `shards` (name, examples, seed each), or None when `run` does not
-    allow one."""
+    """Fork the children for `shards` (name, examples, seed each): one per CPU at most, each
+    checking its share in order. None when `run` does not allow them."""
     if not shards or not usable(run):
         return None
-    receiving, sending = multiprocessing.Pipe(duplex=False)
-    for stream in (sys.stdout, sys.stderr):  # else the child would write their buffers again
+    count = max(1, min(len(shards), os.cpu_count() or 1))
+    for stream in (sys.stdout, sys.stderr):  # else a child would write their buffers again
         stream.flush()
-    process = multiprocessing.get_context("fork").Process(
-        target=_child, args=(sending, run, list(shards)), daemon=True)
-    process.start()
-    sending.close()
-    return Ahead(process, receiving)
+    children: list[_Child] = []
+    by_item: dict[str, _Child] = {}
+    for index in range(count):
+        share = list(shards[index::count])
+        receiving, sending = multiprocessing.Pipe(duplex=False)
+        process = multiprocessing.get_context("fork").Process(
+            target=_child, args=(sending, run, share, f"{run.names.run_id}-p{index}"),
+            daemon=True)
+        process.start()
+        sending.close()
+        children.append(_Child(process, receiving))
+        by_item |= {name: children[-1] for name, _, _ in share}
+    return Ahead(children, by_item)
 
 
-def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]]) -> None:
+def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
+           run_id: str) -> None:
     from conformance.properties import check_candidate
 
     # A signal to the terminal's process group ends the child at once; the parent stops it
@@ -96,7 +119,7 @@ def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]]) ->
     for signum in signals.CAUGHT:
         signal.signal(signum, signal.SIG_DFL)
     assert run.server is not None  # usable() checked that the suite owns one
-    names = QueueNames(f"{run.names.run_id}-p")
+    names = QueueNames(run_id)
     for name, examples, seed in shards:
         try:
             message: tuple[str, str, Any] = (name, "result", check_candidate(

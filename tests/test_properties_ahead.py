@@ -46,18 +46,22 @@ def _same(ahead: PropertyResult, here: PropertyResult) -> None:
     assert dataclasses.replace(ahead, seconds=0) == dataclasses.replace(here, seconds=0)
 
 
-def test_the_child_finds_what_the_item_would(run: Run) -> None:
-    ahead = properties_ahead.start(run, [("a", 6, 11), ("b", 4, 12)])
+def test_the_children_find_what_the_items_would(run: Run,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(properties_ahead.os, "cpu_count", lambda: 2)
+    ahead = properties_ahead.start(run, [("a", 6, 11), ("b", 4, 12), ("c", 3, 13)])
     assert ahead is not None
+    assert len(ahead.children) == 2 and ahead.by_item["a"] is ahead.by_item["c"]
     try:
-        second, first = ahead.take("b"), ahead.take("a")  # in any order
+        got = {name: ahead.take(name) for name in ("c", "b", "a")}  # in any order
     finally:
         ahead.stop()
     assert run.server is not None
-    for got, (examples, seed) in ((first, (6, 11)), (second, (4, 12))):
-        _same(got, check_candidate(run.candidate, run.server.url, run.profile, examples, seed,
-                                   start_candidate=False, owned=True))
-        assert got.passed
+    for name, examples, seed in (("a", 6, 11), ("b", 4, 12), ("c", 3, 13)):
+        assert got[name].examples >= examples and got[name].seed == seed
+        _same(got[name], check_candidate(run.candidate, run.server.url, run.profile, examples,
+                                         seed, start_candidate=False, owned=True))
+        assert got[name].passed
 
 
 def test_a_failing_candidate_fails_the_same_in_the_child(redis_server: ServerInfo,
@@ -82,6 +86,7 @@ def test_what_the_check_raised_in_the_child_is_raised_by_take(
         raise InfrastructureError("Redis went away")
 
     monkeypatch.setattr(properties, "check_candidate", down)  # the fork inherits it
+    monkeypatch.setattr(properties_ahead.os, "cpu_count", lambda: 1)  # one child for both
     ahead = properties_ahead.start(run, [("a", 3, 1), ("b", 3, 2)])
     assert ahead is not None
     try:
@@ -95,12 +100,12 @@ def test_what_the_check_raised_in_the_child_is_raised_by_take(
 def test_a_dead_child_leaves_the_item_to_run_here(run: Run) -> None:
     ahead = properties_ahead.start(run, [("a", 25, 1)])
     assert ahead is not None
-    ahead.process.kill()
+    ahead.children[0].process.kill()
     try:
         assert ahead.take("a") is None
     finally:
         ahead.stop()
-    assert not ahead.process.is_alive()
+    assert not ahead.children[0].process.is_alive()
 
 
 def test_no_child_where_it_could_disturb_something(run: Run, redis_server: ServerInfo,
@@ -118,7 +123,7 @@ def test_no_child_where_it_could_disturb_something(run: Run, redis_server: Serve
 def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
                                                         every_vector: list[Vector]) -> None:
     assert run.client is not None
-    child = f"bull:bmqc-{run.names.run_id}-p-000001:wait"  # a key of the child's first queue
+    child = f"bull:bmqc-{run.names.run_id}-p0-000001:wait"  # a key of the child's first queue
     run.client.rpush(child, "1")
     try:
         verdicts = batch.run_vectors(every_vector[:60], run.candidate, run.client, run.profile,
