@@ -86,7 +86,9 @@ def seed_commands(pipe: Any, queue: QueueRef, given: dict[str, Any]) -> None:
         elif kind == "list":
             pipe.rpush(key, *body)
         elif kind == "zset":
-            pipe.zadd(key, {m: float(score_from_form(s)) for m, s in body.items()})
+            # float() of an int is exactly float() of its Fraction, without building one
+            pipe.zadd(key, {m: float(s) if type(s) is int else float(score_from_form(s))
+                            for m, s in body.items()})
         elif kind == "hash":
             pipe.hset(key, mapping={k: seed_value(v) for k, v in body.items()})
         elif kind == "set":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 import redis
@@ -23,14 +24,14 @@ class QueueRef:
     name: str
     protocol: Version = versions.CURRENT
 
-    @property
+    @cached_property
     def base(self) -> str:
         """`BASE`, e.g. `bull:<name>:`."""
         return self.profile.base(self.name)
 
     def key(self, suffix: str) -> str:
         """The full Redis key of a suffix (or job id)."""
-        return self.profile.key(self.name, suffix)
+        return self.base + suffix
 
 
 @dataclass(frozen=True)
