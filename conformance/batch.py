@@ -19,11 +19,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import cast
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 import redis
+from redis.client import NEVER_DECODE
 
 from conformance import snapshot
 from conformance.candidates.base import Candidate, QueueRef
@@ -34,7 +35,6 @@ from conformance.runner import (
     REDIS_DOWN,
     QueueNames,
     Verdict,
-    drop_connections,
     held,
     judged,
     run_vector,
@@ -50,6 +50,7 @@ from reference_impl.versions import Version
 #: Vectors per batch: enough to amortize the round trips, few enough that a batch stays well
 #: under the shortest expiry a vector checks (1 s).
 BATCH_SIZE = 48
+_T = TypeVar("_T")
 #: Set to 1 to run every vector serially (the escape hatch, and the path to compare with).
 SERIAL_ENV = "BULLMQ_CONFORMANCE_SERIAL"
 
@@ -79,23 +80,241 @@ def run_vectors(vectors: Sequence[Vector], candidate: Candidate, client: redis.R
                 since: health.Identity | None = None, protocol: Version = versions.CURRENT,
                 batch_size: int = BATCH_SIZE) -> list[Verdict]:
     """The verdicts of `vectors`, in order, as `run_vector` gives them one by one: in batches
-    when `pipelined(candidate, server)`, else serially. Redis outages raise
-    InfrastructureError."""
+    when `pipelined(candidate, server)` (each batch sent before the one ahead of it is judged),
+    else serially. Redis outages raise InfrastructureError."""
     if not isinstance(candidate, ScriptsCandidate) or not pipelined(candidate, server):
         return [run_vector(v, candidate, client, profile, names, server, since, protocol)
                 for v in vectors]
+    chunks = [vectors[start:start + batch_size] for start in range(0, len(vectors), batch_size)]
     verdicts: list[Verdict] = []
-    for start in range(0, len(vectors), batch_size):
-        verdicts += run_batch(vectors[start:start + batch_size], candidate, client, profile,
-                              names, server, since, protocol)
+    with contextlib.closing(Batches(candidate, client, profile, names, server, since)) as runs:
+        ticket = runs.submit(chunks[0], protocol) if chunks else None
+        for chunk in chunks[1:]:
+            assert ticket is not None
+            runs.receive(ticket)
+            later = runs.submit(chunk, protocol)
+            verdicts += runs.verdicts(ticket)  # judged while Redis runs `later`
+            ticket = later
+        if ticket is not None:
+            verdicts += runs.verdicts(ticket)
     return verdicts
 
 
-def run_batch(vectors: Sequence[Vector], candidate: ScriptsCandidate, client: redis.Redis,
-              profile: KeyProfile, names: QueueNames, server: ServerInfo | None = None,
-              since: health.Identity | None = None, protocol: Version = versions.CURRENT
-              ) -> list[Verdict]:
-    """One batch of `run_vectors`, pipelined whatever the server (see the module doc)."""
+@dataclass
+class Ticket:
+    """A submitted batch: its plan, its round trip while in flight, then what came back (None
+    when our side broke and every vector goes to the serial path)."""
+
+    vectors: Sequence[Vector]
+    protocol: Version
+    done: dict[int, Verdict]
+    serial: list[int]
+    planned: list[_Planned]
+    flight: _InFlight | None = None
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    fetched: _Fetched | None = None
+
+
+@dataclass(frozen=True)
+class _Fetched:
+    ran: list[tuple[_Planned, list[object]]]
+    snaps: list[snapshot.Snapshot]
+    connection: int | None
+
+
+class _InFlight:
+    """A pipeline sent on a connection of its own, its replies not read yet: Redis runs it
+    while we do something else. redis-py's `Pipeline.execute` sends and reads at once, so the
+    two halves use its connection's own `pack_commands`, `send_packed_command` and
+    `read_response`. Replies come as Redis sent them, errors as exceptions in their place: no
+    reply callback is applied, and none would change a reply the batch reads."""
+
+    def __init__(self, pool: redis.ConnectionPool, connection: Any,
+                 commands: list[tuple[tuple[Any, ...], dict[str, Any]]]) -> None:
+        self._pool, self._connection, self._commands = pool, connection, commands
+
+    @classmethod
+    def send(cls, client: redis.Redis, pipe: redis.client.Pipeline) -> _InFlight:
+        """Send `pipe`'s commands, not waiting for a reply."""
+        pool = client.connection_pool
+        connection = pool.get_connection()
+        commands = [(args, options) for args, options in pipe.command_stack]
+        try:
+            connection.send_packed_command(connection.pack_commands(
+                [args for args, _ in commands]))
+        except BaseException:
+            connection.disconnect()
+            pool.release(connection)
+            raise
+        return cls(pool, connection, commands)
+
+    def receive(self) -> list[object]:
+        """Every reply, in order (a reply that is an error, as the exception)."""
+        replies: list[object] = []
+        try:
+            for _, options in self._commands:
+                try:
+                    replies.append(self._connection.read_response(
+                        disable_decoding=NEVER_DECODE in options))
+                except redis.ResponseError as exc:
+                    replies.append(exc)
+        except BaseException:
+            self._connection.disconnect()  # replies may be left unread on it
+            raise
+        finally:
+            self._pool.release(self._connection)
+        return replies
+
+    def abandon(self) -> None:
+        """Drop the round trip: its connection is closed, its replies never read."""
+        self._connection.disconnect()
+        self._pool.release(self._connection)
+
+
+class Batches:
+    """The batches of one run, one round trip each, one in flight at a time.
+
+    `submit` plans a batch and sends it; Redis runs it while the caller does something else
+    (judges the batch before, or reports its items); `verdicts` reads what came back and judges
+    it. Anything that touches Redis from our side first `settle`s the batch in flight: its
+    read-and-delete covers every queue of the run.
+    """
+
+    def __init__(self, candidate: ScriptsCandidate, client: redis.Redis, profile: KeyProfile,
+                 names: QueueNames, server: ServerInfo | None,
+                 since: health.Identity | None) -> None:
+        self.candidate, self.client, self.profile = candidate, client, profile
+        self.names, self.server, self.since = names, server, since
+        self._in_flight: Ticket | None = None
+
+    def submit(self, vectors: Sequence[Vector], protocol: Version) -> Ticket:
+        """Plan `vectors` (drawing their queue names) and send their round trip."""
+        self.settle()
+        ticket = _plan(vectors, self.candidate, self.profile, self.names, self.server, protocol)
+        if ticket.planned:
+            ticket.flight = self._guarded(ticket, lambda: self._send(ticket))
+            self._in_flight = ticket
+        return ticket
+
+    def receive(self, ticket: Ticket) -> None:
+        """Read the replies of `ticket`'s round trip, if still in flight."""
+        if ticket.flight is None:
+            return
+        flight, ticket.flight = ticket.flight, None
+        if self._in_flight is ticket:
+            self._in_flight = None
+
+        def step() -> _Fetched | None:
+            try:
+                replies = flight.receive()
+            except UnicodeDecodeError:  # a reply that is not UTF-8 (its connection is closed)
+                self._broken(ticket)
+                return None
+            return self._fetched(ticket, replies)
+
+        ticket.fetched = self._guarded(ticket, step)
+
+    def settle(self) -> None:
+        """Receive the batch in flight, if any: our side is about to use Redis."""
+        if self._in_flight is not None:
+            self.receive(self._in_flight)
+
+    def verdicts(self, ticket: Ticket) -> list[Verdict]:
+        """The verdicts of a submitted batch, in order."""
+        self.receive(ticket)
+        done, serial = dict(ticket.done), list(ticket.serial)
+        fetched = ticket.fetched
+        if fetched is None:
+            serial += [run.index for run in ticket.planned]
+        else:
+            for (run, op_replies), snap in zip(fetched.ran, fetched.snaps, strict=True):
+                results = [call.finish(reply)
+                           for call, reply in zip(run.calls, op_replies, strict=True)]
+                done[run.index] = judged(run.vector, results, snap, run.queue)
+            finished = {run.index for run, _ in fetched.ran}
+            serial += [run.index for run in ticket.planned if run.index not in finished]
+            failing = [i for i in sorted(finished) if done[i].outcome.failing]
+            if failing and self.since is not None:
+                self.settle()
+                for index in failing:
+                    done[index] = held(done[index], self.client, self.profile, self.names,
+                                       self.server, self.since, fetched.connection)
+        if serial:
+            self.settle()
+        for index in sorted(serial):
+            done[index] = run_vector(ticket.vectors[index], self.candidate, self.client,
+                                     self.profile, self.names, self.server, self.since,
+                                     ticket.protocol)
+        return [done[index] for index in range(len(ticket.vectors))]
+
+    def close(self) -> None:
+        """Cut short a round trip still in flight (not asked for: the run stops, and it may
+        wait on the candidate's runaway script), and delete its keys."""
+        ticket, self._in_flight = self._in_flight, None
+        if ticket is None or ticket.flight is None:
+            return
+        ticket.flight.abandon()
+        ticket.flight = None
+        with contextlib.suppress(redis.RedisError):
+            snapshot.unlink_names(self.client, _all(_queue_keys(
+                self.client, self.names, [run.queue for run in ticket.planned])))
+
+    def _guarded(self, ticket: Ticket, step: Callable[[], _T]) -> _T:
+        """`step`, cleaning up the batch's keys when it raises; a lost connection is an
+        InfrastructureError."""
+        try:
+            return step()
+        except BaseException as exc:
+            if self._in_flight is ticket:
+                self._in_flight = None
+            if ticket.flight is not None:
+                ticket.flight.abandon()
+                ticket.flight = None
+            with contextlib.suppress(redis.RedisError):
+                snapshot.unlink_names(self.client, _all(_queue_keys(
+                    self.client, self.names, [run.queue for run in ticket.planned])))
+            if isinstance(exc, REDIS_DOWN):
+                raise InfrastructureError(f"Redis connection lost: {exc}") from None
+            raise
+
+    def _send(self, ticket: Ticket) -> _InFlight:
+        pipe, ticket.spans = _one_round_trip(ticket.planned, self.candidate, self.client,
+                                             self._track(), self.names)
+        return _InFlight.send(self.client, pipe)
+
+    def _track(self) -> bool:
+        return self.since is not None and self.since.client_id is not None
+
+    def _fetched(self, ticket: Ticket, replies: list[object]) -> _Fetched | None:
+        """What a round trip's replies say; None when our side broke (or Redis refused one of
+        our commands): every vector then runs on its own, where the serial path words what
+        went wrong."""
+        planned, spans = ticket.planned, ticket.spans
+        if isinstance(replies[-1], Exception):  # the snapshot script itself was refused
+            self._broken(ticket)
+            return None
+        try:
+            read = snapshot.decode_read(cast(bytes, replies[-1]))
+        except UnicodeDecodeError:
+            self._broken(ticket)
+            return None
+        found = _by_queue(read, self.names, [run.queue for run in planned])
+        ran = [(run, replies[high - len(run.calls):high])
+               for run, (low, high) in zip(planned, spans, strict=True)
+               if not any(isinstance(reply, Exception) for reply in replies[low:high])]
+        snaps = snapshot.snapshots(read, [(found[run.queue.name], run.queue.base)
+                                          for run, _ in ran])
+        connection = int(cast(int, replies[0])) if self._track() else None
+        return _Fetched(ran, snaps, connection)
+
+    def _broken(self, ticket: Ticket) -> None:
+        """Clean up a batch whose replies cannot be used (its vectors then run serially)."""
+        snapshot.unlink_names(self.client, _all(_queue_keys(
+            self.client, self.names, [run.queue for run in ticket.planned])))
+
+
+def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyProfile,
+          names: QueueNames, server: ServerInfo | None, protocol: Version) -> Ticket:
     done: dict[int, Verdict] = {}
     serial: list[int] = []
     planned: list[_Planned] = []
@@ -111,56 +330,7 @@ def run_batch(vectors: Sequence[Vector], candidate: ScriptsCandidate, client: re
             serial.append(index)
             continue
         planned.append(_Planned(index, vector, queue, calls))
-    if planned:
-        try:
-            _drive(planned, candidate, client, profile, names, server, since, done, serial)
-        except REDIS_DOWN as exc:
-            raise InfrastructureError(f"Redis connection lost: {exc}") from None
-    for index in sorted(serial):
-        done[index] = run_vector(vectors[index], candidate, client, profile, names, server,
-                                 since, protocol)
-    return [done[index] for index in range(len(vectors))]
-
-
-def _drive(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.Redis,
-           profile: KeyProfile, names: QueueNames, server: ServerInfo | None,
-           since: health.Identity | None, done: dict[int, Verdict], serial: list[int]) -> None:
-    """Seed, drive, snapshot, judge and clean up `planned`; a vector the serial path must run
-    goes to `serial`, every other verdict to `done`."""
-    queues = [run.queue for run in planned]
-    track = since is not None and since.client_id is not None
-    try:
-        replies, spans = _one_round_trip(planned, candidate, client, track, names)
-        if isinstance(replies[-1], Exception):
-            raise replies[-1]  # the snapshot script itself was refused
-        read = snapshot.decode_read(cast(bytes, replies[-1]))
-        found = _by_queue(read, names, queues)
-        ran = [(run, replies[high - len(run.calls):high])
-               for run, (low, high) in zip(planned, spans, strict=True)
-               if not any(isinstance(reply, Exception) for reply in replies[low:high])]
-        snaps = snapshot.snapshots(read, [(found[run.queue.name], run.queue.base)
-                                          for run, _ in ran])
-    except (UnicodeDecodeError, redis.ResponseError) as exc:
-        # Our side broke on the batch (a reply that is not UTF-8), or Redis refused one of our
-        # commands: each vector runs on its own, where the serial path words what went wrong.
-        if isinstance(exc, UnicodeDecodeError):
-            drop_connections(client)  # the rest of that pipeline's replies may be unread
-        snapshot.unlink_names(client, _all(_queue_keys(client, names, queues)))
-        serial.extend(run.index for run in planned)
-        return
-    except BaseException as exc:
-        if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
-            drop_connections(client)
-        with contextlib.suppress(redis.RedisError):
-            snapshot.unlink_names(client, _all(_queue_keys(client, names, queues)))
-        raise
-    connection = int(cast(int, replies[0])) if track else None
-    for (run, op_replies), snap in zip(ran, snaps, strict=True):
-        results = [call.finish(reply) for call, reply in zip(run.calls, op_replies, strict=True)]
-        verdict = judged(run.vector, results, snap, run.queue)
-        done[run.index] = held(verdict, client, profile, names, server, since, connection)
-    finished = {run.index for run, _ in ran}
-    serial.extend(run.index for run in planned if run.index not in finished)
+    return Ticket(vectors, protocol, done, serial, planned)
 
 
 def _all(found: dict[str, list[str]]) -> list[str]:
@@ -169,11 +339,11 @@ def _all(found: dict[str, list[str]]) -> list[str]:
 
 def _one_round_trip(planned: list[_Planned], candidate: ScriptsCandidate, client: redis.Redis,
                     track: bool, names: QueueNames
-                    ) -> tuple[list[object], list[tuple[int, int]]]:
-    """One pipeline: our CLIENT ID if `track`, SCRIPT LOAD of the scripts the batch calls that
-    Redis lacks, then each vector's seed and ops, then the reading and deleting of every key of
-    the run (`snapshot.read_matching`). The replies (errors as exceptions; the last one is the
-    read), and each vector's slice of them (its seed, then its ops)."""
+                    ) -> tuple[redis.client.Pipeline, list[tuple[int, int]]]:
+    """The batch's one pipeline, not sent: our CLIENT ID if `track`, SCRIPT LOAD of the
+    scripts the batch calls that Redis lacks, then each vector's seed and ops, then the reading
+    and deleting of every key of the run (`snapshot.read_matching`). With it, each vector's
+    slice of its replies (its seed, then its ops)."""
     scripts = {call.sha: call.text for run in planned for call in run.calls}
     scripts[snapshot.READ_KEYS_SHA] = snapshot.READ_KEYS
     # Bodies are sent only when Redis lacks them: they are most of the bytes otherwise.
@@ -193,7 +363,7 @@ def _one_round_trip(planned: list[_Planned], candidate: ScriptsCandidate, client
             pipe.evalsha(call.sha, len(keys), *keys, *call.args)
         spans.append((low, len(pipe)))
     snapshot.read_matching(pipe, _run_pattern(names))
-    return pipe.execute(raise_on_error=False), spans
+    return pipe, spans
 
 
 def _run_pattern(names: QueueNames) -> str:

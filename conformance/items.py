@@ -198,7 +198,7 @@ class VectorItem(_ConformanceItem):
         plugin = self.config.stash[PLUGIN_KEY]
         self._expect(plugin, self.vector.id)
         try:
-            verdict = plugin.run.run(self.vector, self.protocol, self._ahead(plugin))
+            verdict = plugin.run.run(self.vector, self.protocol, lambda: self._ahead(plugin))
         except (InfrastructureError, CandidateUnusable) as exc:
             plugin.abort(self, exc)
         self.verdict = verdict
@@ -211,7 +211,7 @@ class VectorItem(_ConformanceItem):
             raise HarnessError(verdict.message)
 
     def _ahead(self, state: RunState) -> list[tuple[Vector, Version]]:
-        """The vectors of the items due after this one, up to a batch, that will run here:
+        """The vectors of the items due after this one, up to two batches, that will run here:
         none under xdist (its scheduler picks a worker's next items), none listed as expected
         skips (never run: one may hang the candidate)."""
         if hasattr(self.config, "workerinput"):
@@ -219,7 +219,7 @@ class VectorItem(_ConformanceItem):
         items = self.session.items
         ahead: list[tuple[Vector, Version]] = []
         for item in items[items.index(self) + 1:]:
-            if len(ahead) >= BATCH_SIZE:
+            if len(ahead) >= 2 * BATCH_SIZE:
                 break
             if not isinstance(item, VectorItem):
                 continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import redis
@@ -17,6 +17,7 @@ import reference_impl
 from conformance import batch, servers, signals
 from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
+from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
 from conformance.keytracker import KeyTracker, TrackingRefused
 from conformance.options import ADAPTER_TIMEOUT_S, CURRENT_PROTOCOL, EVERY_PROTOCOL
@@ -29,6 +30,8 @@ from reference_impl.keys import PROFILES, KeyProfile, custom_profile
 from reference_impl.versions import Version
 
 SUITE_VERSION = reference_impl.__version__
+#: The vectors due after one (each with the protocol it is judged at), or what gives them.
+Ahead = Sequence[tuple[Vector, Version]] | Callable[[], Sequence[tuple[Vector, Version]]]
 _SWEEP_BATCH = 1000
 
 
@@ -106,6 +109,9 @@ class Run:
     tracker: KeyTracker | None = None
     #: Why keys are found by SCAN on a `url:` server, when tracking was refused.
     scan_reason: str | None = None
+    #: The batches of a pipelined run, and the next one, sent ahead of its first vector.
+    _batches: batch.Batches | None = None
+    _next: batch.Ticket | None = None
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
@@ -186,29 +192,51 @@ class Run:
             self.close()
             raise
 
-    def run(self, vector: Vector, protocol: Version,
-            ahead: Sequence[tuple[Vector, Version]] = ()) -> Verdict:
+    def run(self, vector: Vector, protocol: Version, ahead: Ahead = ()) -> Verdict:
         """Run one vector, judged at `protocol` (start() first).
 
-        `ahead`: the vectors due next, in order. When the candidate and server take batches
-        (`conformance.batch.pipelined`), those judged at the same protocol run in one batch
-        with this one, and each verdict is kept for its own call.
+        `ahead`: the vectors due next, in order (or a function giving them, called only when
+        needed). When the candidate and server take batches (`conformance.batch.pipelined`),
+        those judged at the same protocol run in one batch with this one, each verdict kept for
+        its own call, and the batch after it is sent before this one is judged: Redis runs it
+        while the items of this one are reported.
         """
         if self.client is None:
             raise InfrastructureError("Redis was not started")
         kept = self._ahead.pop((id(vector), protocol), None)
         if kept is not None:
             return kept
-        if ahead and batch.pipelined(self.candidate, self.server):
-            same = itertools.takewhile(lambda due: due[1] == protocol, ahead)
-            due = [vector, *(v for v, _ in same)][:batch.BATCH_SIZE]
-            self._ahead.clear()  # verdicts never asked for (after -x stopped the run, say)
-            verdicts = batch.run_vectors(due, self.candidate, self.client, self.profile,
-                                         self.names, self.server, self.identity, protocol)
-            self._ahead.update(((id(v.vector), protocol), v) for v in verdicts[1:])
-            return verdicts[0]
+        upcoming = ahead() if callable(ahead) else ahead
+        if upcoming and batch.pipelined(self.candidate, self.server):
+            same = itertools.takewhile(lambda due: due[1] == protocol, upcoming)
+            due = [vector, *(v for v, _ in same)]
+            return self._batched(due[:batch.BATCH_SIZE], due[batch.BATCH_SIZE:], protocol)
+        if self._batches is not None:
+            self._batches.settle()
         return run_vector(vector, self.candidate, self.client, self.profile, self.names,
                           self.server, self.identity, protocol=protocol, finder=self.tracker)
+
+    def _batched(self, now: list[Vector], later: list[Vector], protocol: Version) -> Verdict:
+        """The verdict of now[0], judging `now` as one batch (the one sent ahead, when it is
+        that batch); the batch of `later` is sent before this one is judged."""
+        assert self.client is not None and isinstance(self.candidate, ScriptsCandidate)
+        if self._batches is None:
+            self._batches = batch.Batches(self.candidate, self.client, self.profile,
+                                          self.names, self.server, self.identity)
+        runs, ticket, self._next = self._batches, self._next, None
+        if ticket is not None and (ticket.protocol != protocol
+                                   or list(map(id, ticket.vectors)) != list(map(id, now))):
+            runs.receive(ticket)  # not the batch due (never expected): its verdicts are dropped
+            ticket = None
+        if ticket is None:
+            ticket = runs.submit(now, protocol)
+        runs.receive(ticket)
+        if later:
+            self._next = runs.submit(later[:batch.BATCH_SIZE], protocol)
+        self._ahead.clear()  # verdicts never asked for (after -x stopped the run, say)
+        verdicts = runs.verdicts(ticket)
+        self._ahead.update(((id(v.vector), protocol), v) for v in verdicts[1:])
+        return verdicts[0]
 
     def close(self) -> None:
         """Stop whatever start() started.
@@ -221,6 +249,8 @@ class Run:
         # must be stopped.
         with signals.active().closing():
             try:
+                if self._batches is not None:
+                    self._batches.close()
                 with contextlib.suppress(HarnessError):
                     self.candidate.close()
             finally:

@@ -214,3 +214,53 @@ def test_run_reports_match(scripts: str, tmp_path: Path) -> None:
         assert _cli_run(tmp_path, scripts, False, "--candidate", spec, *extra) == serial
         failing = any(r["outcome"] in ("failed", "errored") for r in serial[0]["results"])
         assert failing == (scripts != "reference")
+
+
+def test_a_batch_sent_is_run_by_redis_while_we_wait_elsewhere(
+        every_vector: list[Vector], client: redis.Redis, redis_server: ServerInfo) -> None:
+    names = QueueNames()
+    runs = batch.Batches(ScriptsCandidate(lua_dir()), client, PROFILE, names, redis_server, None)
+    try:
+        ticket = runs.submit(every_vector[:48], batch.versions.CURRENT)
+        assert ticket.flight is not None  # sent, not read
+        # Redis runs it before a command sent later on another connection: the keys are
+        # already read and deleted when that command runs.
+        deadline = 200
+        while list(client.scan_iter(match=f"*bmqc-{names.run_id}-*")) and deadline:
+            deadline -= 1
+        assert deadline, "the batch never ran"
+        verdicts = runs.verdicts(ticket)
+    finally:
+        runs.close()
+    assert [v.vector.id for v in verdicts] == [v.id for v in every_vector[:48]]
+    assert all(v.outcome in (Outcome.PASSED, Outcome.SKIPPED) for v in verdicts)
+
+
+def test_closing_with_a_batch_in_flight_cuts_it_and_leaves_no_key(
+        every_vector: list[Vector], client: redis.Redis, redis_server: ServerInfo) -> None:
+    names = QueueNames()
+    runs = batch.Batches(ScriptsCandidate(lua_dir()), client, PROFILE, names, redis_server, None)
+    ticket = runs.submit(every_vector[:48], batch.versions.CURRENT)
+    runs.close()
+    assert ticket.flight is None
+    assert not list(client.scan_iter(match=f"*bmqc-{names.run_id}-*"))
+    assert client.ping()  # no reply of the cut batch is left on a pooled connection
+    assert client.set(f"bmqc-{names.run_id}-check", "1") and client.delete(
+        f"bmqc-{names.run_id}-check") == 1
+
+
+def test_replies_read_later_come_as_redis_sent_them(client: redis.Redis) -> None:
+    key = f"bmqc-inflight-{os.getpid()}"
+    pipe = client.pipeline(transaction=False)
+    pipe.set(key, "v")
+    pipe.incr(key)  # an error reply: not an integer
+    pipe.get(key)
+    pipe.execute_command("GET", key, **{batch.NEVER_DECODE: True})
+    try:
+        flight = batch._InFlight.send(client, pipe)
+        replies = flight.receive()
+    finally:
+        client.delete(key)
+    # no reply callback (SET would give True), errors in place, NEVER_DECODE honoured
+    assert replies[0] == "OK" and isinstance(replies[1], redis.ResponseError)
+    assert replies[2:] == ["v", b"v"]
