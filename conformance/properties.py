@@ -55,7 +55,6 @@ from reference_impl.generate import dump
 from reference_impl.keys import KeyProfile
 from reference_impl.model import QueueModel
 from reference_impl.ops import (
-    OP_NAMES,
     Add,
     ChangeDelay,
     ChangePriority,
@@ -64,6 +63,7 @@ from reference_impl.ops import (
     Op,
     Promote,
     Result,
+    op_name,
     op_to_dict,
 )
 from reference_impl.versions import Version
@@ -134,10 +134,6 @@ class _Context:
     owned: bool = False
 
 
-def _op_name(op: Op) -> str:
-    return next(k for k, v in OP_NAMES.items() if isinstance(op, v))
-
-
 def vector_for(ops: list[Op], vector_id: str, description: str,
                protocol: Version = versions.CURRENT) -> dict[str, Any]:
     """A complete vector for `ops` from an empty queue, its expectation computed by the model
@@ -205,16 +201,16 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
             self.ctx.unusable = exc
             raise
         except CandidateSkipped:
-            self.ctx.skipped.add(_op_name(op))
+            self.ctx.skipped.add(op_name(op))
             return None
         except CandidateError as exc:
             actual = f"<errored: {exc}>"
-            self.ctx.errored = self.ctx.errored or f"candidate error in {_op_name(op)}: {exc}"
+            self.ctx.errored = self.ctx.errored or f"candidate error in {op_name(op)}: {exc}"
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise InfrastructureError(f"Redis connection lost: {exc}") from None
         self.ops.append(op)
         expected: Result = result_form(self.model.apply(op))
-        lines = compare.compare_returns([expected], [actual], [_op_name(op)])
+        lines = compare.compare_returns([expected], [actual], [op_name(op)])
         snap = snapshot.take(self.ctx.client, self.queue, owned=self.ctx.owned)
         lines += compare.compare_keys(expected_keys(store_to_form(self.model.store)), snap.keys)
         lines += [f"key outside BASE {self.queue.base!r}: {name}" for name in snap.stray]

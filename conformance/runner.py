@@ -32,7 +32,7 @@ from reference_impl import versions
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.keys import KeyProfile
-from reference_impl.ops import OP_NAMES, Op
+from reference_impl.ops import Op, op_name
 from reference_impl.versions import Version
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
@@ -277,7 +277,7 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
     if missing is not None:
         return Verdict(vector, Outcome.SKIPPED, missing)
     supported = candidate.capabilities.ops
-    unsupported = sorted({_op_name(op) for op in vector.when} - supported) if supported else []
+    unsupported = sorted({op_name(op) for op in vector.when} - supported) if supported else []
     if unsupported:
         return Verdict(vector, Outcome.SKIPPED,
                        f"candidate does not support {', '.join(unsupported)}")
@@ -290,12 +290,12 @@ def _apply(vector: Vector, candidate: Candidate, client: redis.Redis, queue: Que
     try:
         results.append(candidate.apply(client, queue, op))
     except CandidateError as exc:
-        return Verdict(vector, Outcome.ERRORED, f"candidate error in {_op_name(op)}: {exc}")
+        return Verdict(vector, Outcome.ERRORED, f"candidate error in {op_name(op)}: {exc}")
     except CandidateSkipped as exc:
         return Verdict(vector, Outcome.SKIPPED,
-                       f"candidate does not support {_op_name(op)}: {exc.reason}")
+                       f"candidate does not support {op_name(op)}: {exc.reason}")
     except UnicodeDecodeError as exc:
-        return Verdict(vector, Outcome.ERRORED, f"candidate error in {_op_name(op)}: its reply "
+        return Verdict(vector, Outcome.ERRORED, f"candidate error in {op_name(op)}: its reply "
                        f"holds bytes that are not UTF-8: {_around(exc)}", closed_by_us=True)
     return None
 
@@ -325,14 +325,10 @@ def _explain(exc: redis.RedisError) -> str:
     return text
 
 
-def _op_name(op: object) -> str:
-    return next(k for k, v in OP_NAMES.items() if isinstance(op, v))
-
-
 def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
           queue: QueueRef) -> list[str]:
     """Every difference between what the vector expects and what the candidate did."""
-    diff = compare.compare_returns(vector.returns, results, [_op_name(op) for op in vector.when])
+    diff = compare.compare_returns(vector.returns, results, [op_name(op) for op in vector.when])
     diff += compare.compare_keys(vector.keys, snap.keys)
     diff += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
     if vector.one_slot:

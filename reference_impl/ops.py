@@ -144,6 +144,15 @@ OP_NAMES: dict[str, type[Op]] = {
 }
 #: The ops of the worker half (an adapter that speaks protocol version 1 is never sent them).
 WORKER_OP_NAMES = frozenset(WORKER_OPS)
+_NAME_OF: dict[type, str] = {op_type: name for name, op_type in OP_NAMES.items()}
+
+
+def op_name(op: object) -> str:
+    """The vector spelling of an op's type (`add`, `moveToActive`, ...)."""
+    name = _NAME_OF.get(type(op))
+    if name is None:  # a subclass of an op
+        name = next(k for k, v in OP_NAMES.items() if isinstance(op, v))
+    return name
 _FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration",
                 "skip_attempt": "skipAttempt", **WORKER_FIELDS}
 
@@ -153,8 +162,7 @@ _ID_LISTS = ("job_ids", "tokens")
 
 def op_to_dict(op: Op) -> dict[str, Any]:
     """The vector form of an op, with defaults spelled out."""
-    name = next(k for k, v in OP_NAMES.items() if isinstance(op, v))
-    out: dict[str, Any] = {"op": name}
+    out: dict[str, Any] = {"op": op_name(op)}
     for key, value in vars(op).items():
         if value is None:
             continue

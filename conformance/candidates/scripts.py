@@ -237,8 +237,7 @@ class ScriptsCandidate:
         """Every op (a missing script errors the vectors that need it); runs on a cluster,
         since its scripts go through the suite's client; its ARGV layout changes at 5.8.6
         (scores computed by the caller before) and 5.13.2 (changePriority's ARGV[2])."""
-        return Capabilities(cluster=True, ops=frozenset(OP_NAMES),
-                            conventions=(versions.BAND_BUMP, versions.CHANGE_PRIORITY_BASE))
+        return _CAPABILITIES
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:
         """Nothing to start: scripts run through the client passed to apply()."""
@@ -308,19 +307,9 @@ class ScriptsCandidate:
         Every op is one call whose KEYS and ARGV depend on the op and the queue alone, never
         on an earlier reply: the calls of many vectors may share a pipeline.
         """
-        handlers: dict[type[Op], Callable[[QueueRef, Any], ScriptCall]] = {
-            Add: self._add,
-            MoveToActive: self._move_to_active,
-            Promote: self._promote,
-            ChangeDelay: self._change_delay,
-            ChangePriority: self._change_priority,
-            MoveToDelayed: self._move_to_delayed,
-            Pause: self._pause,
-            Resume: self._pause,
-        }
-        handler = handlers.get(type(op))
+        handler = _HANDLERS.get(type(op))
         if handler is not None:
-            return handler(queue, op)
+            return handler(self, queue, op)
         recorded: list[ScriptCall] = []
 
         def record(name: str, args: list[Any], fill: Mapping[str, str]) -> Any:
@@ -404,3 +393,18 @@ def client_score(job_id: str, fire: int) -> str:
     reads back as the same double."""
     score = scores.client_score(job_id, fire)
     return str(score) if abs(score) <= scores.EXACT_LIMIT else repr(float(score))
+
+
+_CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES),
+                             conventions=(versions.BAND_BUMP, versions.CHANGE_PRIORITY_BASE))
+#: The queue half's ops, each one script call planned by its method.
+_HANDLERS: dict[type[Op], Callable[[ScriptsCandidate, QueueRef, Any], ScriptCall]] = {
+    Add: ScriptsCandidate._add,
+    MoveToActive: ScriptsCandidate._move_to_active,
+    Promote: ScriptsCandidate._promote,
+    ChangeDelay: ScriptsCandidate._change_delay,
+    ChangePriority: ScriptsCandidate._change_priority,
+    MoveToDelayed: ScriptsCandidate._move_to_delayed,
+    Pause: ScriptsCandidate._pause,
+    Resume: ScriptsCandidate._pause,
+}
