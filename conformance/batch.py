@@ -103,7 +103,8 @@ def run_vectors(vectors: Sequence[Vector], candidate: Candidate, client: redis.R
 @dataclass
 class Ticket:
     """A submitted batch: its plan, its round trip while in flight, then what came back (None
-    when our side broke and every vector goes to the serial path)."""
+    when our side broke and every vector goes to the serial path). Not frozen: it moves from
+    planned to in flight to received."""
 
     vectors: Sequence[Vector]
     protocol: Version
@@ -256,8 +257,7 @@ class Batches:
         ticket.flight.abandon()
         ticket.flight = None
         with contextlib.suppress(redis.RedisError):
-            snapshot.unlink_names(self.client, _all(_queue_keys(
-                self.client, self.names, [run.queue for run in ticket.planned])))
+            self._broken(ticket)
 
     def _guarded(self, ticket: Ticket, step: Callable[[], _T]) -> _T:
         """`step`, cleaning up the batch's keys when it raises; a lost connection is an
@@ -271,8 +271,7 @@ class Batches:
                 ticket.flight.abandon()
                 ticket.flight = None
             with contextlib.suppress(redis.RedisError):
-                snapshot.unlink_names(self.client, _all(_queue_keys(
-                    self.client, self.names, [run.queue for run in ticket.planned])))
+                self._broken(ticket)
             if isinstance(exc, REDIS_DOWN):
                 raise InfrastructureError(f"Redis connection lost: {exc}") from None
             raise
@@ -308,7 +307,7 @@ class Batches:
         return _Fetched(ran, snaps, connection)
 
     def _broken(self, ticket: Ticket) -> None:
-        """Clean up a batch whose replies cannot be used (its vectors then run serially)."""
+        """Delete whatever keys a batch left (its replies cannot be used, or it was cut)."""
         snapshot.unlink_names(self.client, _all(_queue_keys(
             self.client, self.names, [run.queue for run in ticket.planned])))
 

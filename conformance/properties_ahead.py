@@ -23,13 +23,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from conformance import batch, signals
 from conformance.errors import HarnessError
 from conformance.runner import QueueNames
 from conformance.session import Run
 from reference_impl import versions
+
+if TYPE_CHECKING:
+    from conformance.properties import PropertyResult
 
 #: How often a waiting item checks that the child is still alive.
 _POLL_S = 0.05
@@ -50,7 +53,7 @@ class Ahead:
     #: Which child checks each item.
     by_item: dict[str, _Child]
 
-    def take(self, name: str) -> Any:
+    def take(self, name: str) -> PropertyResult | None:
         """The PropertyResult of item `name` (waiting for it), or None when the child sent
         none (the item then runs in-process). Re-raises what `check_candidate` raised."""
         child = self.by_item.get(name)
@@ -69,7 +72,7 @@ class Ahead:
         kind, payload = child.received.pop(name)
         if kind == "raised":
             raise payload
-        return payload
+        return cast("PropertyResult", payload)
 
     def stop(self) -> None:
         """End the children (they may be mid-example: the server is ours and about to stop)."""
