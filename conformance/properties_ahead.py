@@ -7,11 +7,11 @@ child's `PropertyResult`, or re-raises the exception `check_candidate` raised th
 verdict, message and exit code are the same as in-process.
 
 Only where the child can disturb nothing: a scripts candidate (no adapter process, whose pipe
-would be shared), on a single server the suite started, outside xdist, where `fork` exists,
-and not under `BULLMQ_CONFORMANCE_SERIAL=1`. There is one child per CPU at most (the items
-are shared out in turn; a default run has one). Child i names its queues `bmqc-<run id>-pi-N`,
-which the batches' read-and-delete pattern (`bmqc-<run id>-` and six digits) never matches.
-If a child dies or sends nothing, its items run in-process as before.
+would be shared), on a single server the suite started, outside xdist, on Linux (forked
+children), and not under `BULLMQ_CONFORMANCE_SERIAL=1`. There is one child per CPU at most
+(the items are shared out in turn; a default run has one). Child i names its queues
+`bmqc-<run id>-pi-N`, which the batches' read-and-delete pattern (`bmqc-<run id>-` and six
+digits) never matches. If a child dies or sends nothing, its items run in-process as before.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ class Ahead:
 
 def usable(run: Run) -> bool:
     """Whether `run`'s properties items may run in a child (see the module doc)."""
-    return (batch.pipelined(run.candidate, run.server)
-            and "fork" in multiprocessing.get_all_start_methods())
+    # Linux only: macOS offers fork but warns that system libraries may crash in the child.
+    return batch.pipelined(run.candidate, run.server) and sys.platform.startswith("linux")
 
 
 def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> Ahead | None:

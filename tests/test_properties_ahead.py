@@ -116,6 +116,10 @@ def test_no_child_where_it_could_disturb_something(run: Run, redis_server: Serve
     monkeypatch.setattr(run, "server", shared)
     assert not properties_ahead.usable(run)  # a url: server
     monkeypatch.setattr(run, "server", redis_server)
+    monkeypatch.setattr(properties_ahead.sys, "platform", "darwin")
+    assert not properties_ahead.usable(run)  # fork is offered there, but not safe
+    monkeypatch.setattr(properties_ahead.sys, "platform", "linux")
+    assert properties_ahead.usable(run)
     monkeypatch.setenv(batch.SERIAL_ENV, "1")
     assert not properties_ahead.usable(run)
 
