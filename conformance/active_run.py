@@ -376,7 +376,7 @@ def worker_db(server: ServerInfo, index: int) -> int | None:
     """The database xdist worker `index` uses: its own (1-15) on a server the suite started,
     None (the URL's) on a user's `url:` server, where other databases are not ours, and on a
     cluster, which has only database 0."""
-    return 1 + index % 15 if server.owned and not server.cluster else None
+    return 1 + index % 15 if server.private else None
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

@@ -63,8 +63,8 @@ def serial_forced() -> bool:
 def pipelined(candidate: Candidate, server: ServerInfo | None) -> bool:
     """Whether vectors of `candidate` on `server` may run in batches: a scripts candidate, on
     a single server the suite started, unless the serial path is forced."""
-    return (isinstance(candidate, ScriptsCandidate) and server is not None and server.owned
-            and not server.cluster and not serial_forced())
+    return (isinstance(candidate, ScriptsCandidate) and server is not None and server.private
+            and not serial_forced())
 
 
 @dataclass(frozen=True)
@@ -368,14 +368,14 @@ def _one_round_trip(planned: list[_Planned], candidate: ScriptsCandidate, client
 def _run_pattern(names: QueueNames) -> str:
     """Every key holding a queue name of the run (`bmqc-<run id>-` and six digits), and not
     the health probe's (`bmqc-<run id>-probe`)."""
-    return f"*{snapshot.glob_escape(f'bmqc-{names.run_id}-')}{'[0-9]' * 6}*"
+    return f"*{snapshot.glob_escape(names.prefix)}{'[0-9]' * 6}*"
 
 
 def _by_queue(keys: Iterable[str], names: QueueNames, queues: list[QueueRef]
               ) -> dict[str, list[str]]:
     """`keys`, by the queue of `queues` whose name they hold."""
     wanted: dict[str, list[str]] = {queue.name: [] for queue in queues}
-    pattern = re.compile(re.escape(f"bmqc-{names.run_id}-") + r"[0-9]{6}")
+    pattern = re.compile(re.escape(names.prefix) + r"[0-9]{6}")
     for key in keys:
         for name in dict.fromkeys(pattern.findall(key)):
             if name in wanted:

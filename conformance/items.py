@@ -139,7 +139,7 @@ class PropertiesItem(_ConformanceItem):
             self.result = ahead or check_candidate(
                 run.candidate, run.server.url, run.profile, self.examples, self.seed,
                 start_candidate=False, names=run.names, cluster=run.server.cluster,
-                protocol=run.protocol or versions.CURRENT, owned=run.server.owned)
+                protocol=run.protocol or versions.CURRENT, owned=run.server.private)
         except REDIS_DOWN as exc:
             plugin.abort(self, InfrastructureError(f"Redis connection lost: {exc}"))
         except (InfrastructureError, CandidateUnusable) as exc:

@@ -401,7 +401,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"properties: candidate {candidate.name}, profile {args.profile}, "
               f"{args.examples} examples, redis {info.kind} {info.engine} {info.version}")
         result = check_candidate(candidate, info.url, args.profile, args.examples, args.seed,
-                                 cluster=info.cluster, owned=info.owned)
+                                 cluster=info.cluster, owned=info.private)
     print(f"seed {result.seed} (rerun with --seed {result.seed})")
     print(f"{result.examples} examples in {result.seconds:.1f} s "
           f"({result.examples_per_second:.1f} examples/s)")

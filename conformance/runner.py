@@ -55,11 +55,13 @@ class QueueNames:
 
     def __init__(self, run_id: str | None = None) -> None:
         self.run_id = run_id or secrets.token_hex(4)
+        #: What every queue name of the run starts with.
+        self.prefix = f"bmqc-{self.run_id}-"
         self._counter = itertools.count(1)
 
     def next(self) -> str:
         """A fresh queue name."""
-        return f"bmqc-{self.run_id}-{next(self._counter):06d}"
+        return f"{self.prefix}{next(self._counter):06d}"
 
 
 def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any],
@@ -190,7 +192,7 @@ def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueN
     if fault is None:
         return None
     if health.is_busy(fault):
-        if server is not None and server.owned and not cluster:
+        if server is not None and server.private:
             with contextlib.suppress(redis.RedisError):
                 client.script_kill()
                 return "a script still ran after it, and the suite killed it with SCRIPT KILL"
@@ -221,8 +223,9 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 if early is not None:
                     break
             else:
-                snap = snapshot.take(client, queue, finder, owned=server is not None
-                                     and server.owned and not server.cluster)
+                # On a server of our own, the keys go with the read: nothing is left to delete.
+                snap = snapshot.take(client, queue, finder, delete=True,
+                                     owned=server is not None and server.private)
         except BaseException as exc:
             if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
                 interrupted = True

@@ -279,7 +279,7 @@ class Run:
             client = servers.client_for(server, fail_fast=True)
         except (redis.RedisError, RedisClusterException):
             return 0  # no cluster node answers
-        pattern = f"*{glob_escape(f'bmqc-{self.names.run_id}-')}*"
+        pattern = f"*{glob_escape(self.names.prefix)}*"
         removed = 0
         batch: list[str] = []
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
 import msgpack
@@ -25,7 +25,7 @@ class Snapshot:
 
     keys: dict[str, dict[str, Any]]
     stray: tuple[str, ...]
-    names: tuple[str, ...] = ()  # every key name the scan found, for deleting them afterwards
+    names: tuple[str, ...] = ()  # the key names found and not deleted yet, to delete after
 
 
 class KeyFinder(Protocol):
@@ -41,20 +41,27 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([\\*?\[\]])", r"\\\1", text)
 
 
+def queue_pattern(queue: QueueRef) -> str:
+    """The SCAN MATCH pattern of every key whose name contains the (run-unique) queue name."""
+    return f"*{glob_escape(queue.name)}*"
+
+
 def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
     """Every key whose name contains the (run-unique) queue name."""
-    pattern = f"*{glob_escape(queue.name)}*"
-    return sorted(set(client.scan_iter(match=pattern, count=10_000)))
+    return sorted(set(client.scan_iter(match=queue_pattern(queue), count=10_000)))
 
 
 def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None, *,
-         owned: bool = False) -> Snapshot:
+         owned: bool = False, delete: bool = False) -> Snapshot:
     """Snapshot a queue in one round trip, after listing its keys with `finder` (by default a
     SCAN of the keyspace). On a single server the suite owns (`owned`), which holds no one
-    else's keys, the SCAN runs inside the read script: one round trip in all."""
+    else's keys, the SCAN runs inside the read script: one round trip in all; with `delete`,
+    that script also deletes each key it read, and the snapshot's `names` is empty (nothing is
+    left to delete)."""
     if owned and finder is None:
-        read = _read(client, [], f"*{glob_escape(queue.name)}*", "0")
-        return snapshots(read, [(list(read), queue.base)])[0]
+        read = _read(client, [], queue_pattern(queue), "1" if delete else "0")
+        snap = snapshots(read, [(list(read), queue.base)])[0]
+        return replace(snap, names=()) if delete else snap
     names = finder.keys_of(client, queue) if finder is not None else queue_keys(client, queue)
     return read_many(client, [(names, queue.base)])[0]
 
@@ -106,7 +113,7 @@ end
 return cmsgpack.pack({names, out})
 """
 READ_KEYS_SHA = hashlib.sha1(READ_KEYS.encode()).hexdigest()
-#: What `read_many` and `read_matching` hand back: each key's [type, content...], by name.
+#: What a `READ_KEYS` call read (`decode_read`): each key's [type, content...], by name.
 Read = dict[str, list[Any]]
 
 

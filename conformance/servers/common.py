@@ -46,6 +46,12 @@ class ServerInfo:
     cluster: bool = False
     redis_version: str = ""
 
+    @property
+    def private(self) -> bool:
+        """A single server the suite started: it holds only the run's keys, so a scan of it
+        is short and may run inside a script."""
+        return self.owned and not self.cluster
+
 
 @dataclass(frozen=True)
 class Running:
