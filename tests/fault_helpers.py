@@ -133,7 +133,11 @@ def descendants(pid: int) -> set[int]:
     todo = [pid]
     while todo:
         parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
+        try:  # a process may end while it is read (a short-lived `redis-server --version`)
+            tasks = list(Path(f"/proc/{parent}/task").glob("*"))
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 children = (task / "children").read_text().split()
             except OSError:
