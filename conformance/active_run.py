@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import secrets
+from collections import Counter
+from collections.abc import Generator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
@@ -26,17 +29,21 @@ from conformance.errors import (
     VectorError,
 )
 from conformance.items import (
+    FOREIGN_PROPERTY,
     PLUGIN_KEY,
+    SKIPPED_OPS_PROPERTY,
     PropertiesItem,
     VectorItem,
     property_shards,
+    skip_of,
 )
-from conformance.options import BUNDLED
-from conformance.outcomes import Outcome, Tally
-from conformance.reports.json_report import report_document, write_report
+from conformance.options import BUNDLED, output_file, required_ops
+from conformance.outcomes import Coverage, Outcome, SkipKind
+from conformance.reports.json_report import coverage_of, report_document, write_report
 from conformance.runner import QueueNames
 from conformance.servers import ServerInfo
-from conformance.session import Run, RunOptions
+from conformance.servers.common import TOO_MANY_CLIENTS, client_limit, too_many_clients
+from conformance.session import Run, RunOptions, foreign_warnings
 from conformance.signals import SignalGuard, active
 from conformance.vectors import IdIndex, expectations, load_file, looks_like_vector_file
 from reference_impl import versions
@@ -45,6 +52,8 @@ from reference_impl.versions import split
 # What an xdist controller hands each worker (workerinput keys).
 _SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
 _INFRA_KEY = "bmq_infra"
+#: The server's maxclients, as the controller could ask it (None when it could not).
+_LIMIT_KEY = "bmq_maxclients"
 #: The user property of the item after which a run stopped (it has no verdict).
 _STOP_PROPERTY = "bmq_stop"
 _YAML = (".yaml", ".yml")
@@ -85,9 +94,14 @@ def activate(config: pytest.Config) -> None:
         expect_path = config.getoption("bmq_expect")
         expected = expectations.load(Path(expect_path)) if expect_path else None
         dirs = vector_dirs(config)
+        required_ops(config.getoption("bmq_require_ops"))  # a usage error for an unknown op
+        report = config.getoption("bmq_report_json")
+        output_file("--bmq-report-json", Path(report) if report else None)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     here = config.invocation_params.dir
+    config.args[:] = [_pasted(arg, here, config.rootpath, naming_homes(dirs))
+                      for arg in config.args]
     given = [(here / arg.split("::", 1)[0]).resolve() for arg in config.args]
     # Collected after the given paths; a directory already under one of them is not collected
     # twice (its ids would clash with themselves).
@@ -98,13 +112,48 @@ def activate(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "bullmq-conformance-run")
 
 
-def finished(config: pytest.Config) -> tuple[Tally, Stopped | None]:
-    """A session's tally of outcomes and why it stopped early, if it did (for the command
-    line's exit code)."""
+def naming_homes(dirs: list[Path]) -> list[Path]:
+    """The directories whose vector files are named `<directory name>/<file>` when they lie
+    outside the rootdir: the `--bmq-vectors` ones and the bundled vectors."""
+    from conformance.resources import vectors_dir
+
+    return [*dirs, vectors_dir().resolve()]
+
+
+def _pasted(arg: str, here: Path, root: Path, homes: list[Path]) -> str:
+    """`arg`, or the real path of the vector file it names the way this plugin names one
+    outside the rootdir (`vectors/band-bump.yaml::band-bump/...`, see pytest_collect_file):
+    an id pytest printed, pasted back, selects that vector."""
+    head, sep, rest = arg.partition("::")
+    if not head or (here / head).exists():
+        return arg
+    # Node ids are relative to the rootdir; pytest prints them relative to the current one.
+    parts = Path(os.path.relpath(here / head, root)).parts
+    for home in homes:
+        if parts[:1] == (home.name,) and not home.is_relative_to(root):
+            real = home.joinpath(*parts[1:])
+            if real.exists():
+                return f"{real}{sep}{rest}"
+    return arg
+
+
+def warnings(config: pytest.Config) -> list[str]:
+    """What the run warns about once it has ended: writes outside the run's queues on a
+    shared server (from every worker), and keys the final cleanup had to leave."""
     plugin = config.stash.get(RUN_KEY, None)
     if plugin is None:
-        return Tally(), None
-    return plugin.tally(), plugin.stopped
+        return []
+    left = plugin.run.left_behind
+    return [*foreign_warnings(plugin.foreign_writes), *([f"warning: {left}"] if left else [])]
+
+
+def finished(config: pytest.Config) -> tuple[Coverage, Stopped | None, str | None]:
+    """A session's outcomes and skips, why it stopped early if it did, and why it must not
+    pass though nothing failed (`Coverage.problem`), for the command line's exit code."""
+    plugin = config.stash.get(RUN_KEY, None)
+    if plugin is None:
+        return Coverage(), None, None
+    return plugin.coverage(), plugin.stopped, plugin.gate()
 
 
 class ConformanceRun:
@@ -116,9 +165,12 @@ class ConformanceRun:
         self.run = run
         self.expected = expected
         self.dirs = dirs
+        self.homes = naming_homes(dirs)
         self.stopped: Stopped | None = None
         self._signals = contextlib.ExitStack()
         self.verdicts: list[dict[str, Any]] = []
+        #: Names outside the run a shared server saw written during vectors, by how many.
+        self.foreign_writes: Counter[str] = Counter()
         self.ids = IdIndex()
         self.examples: int = config.getoption("bmq_examples")
         seed = config.getoption("bmq_seed")
@@ -128,10 +180,21 @@ class ConformanceRun:
         self.seed: int = seed if seed is not None else drawn
         #: The properties items' child process, when they run ahead of the vectors.
         self.ahead: Ahead | None = None
+        #: This xdist worker could not attach to the controller's server (see
+        #: pytest_runtest_setup); a stop handed down by the controller is not its own.
+        self._worker_stopped = False
 
-    def tally(self) -> Tally:
-        """The outcomes recorded so far (on an xdist controller: every worker's)."""
-        return Tally.of(verdict["outcome"] for verdict in self.verdicts)
+    def coverage(self) -> Coverage:
+        """The outcomes and skips recorded so far (on an xdist controller: every worker's)."""
+        return coverage_of(self.verdicts)
+
+    def gate(self) -> str | None:
+        """Why the run must fail though nothing failed (nothing judged, or an op of
+        `--bmq-require-ops` skipped), in one line; None when it need not, or when it stopped
+        early (its own reason then stands)."""
+        if self.stopped is not None:
+            return None
+        return self.coverage().problem(required_ops(self.config.getoption("bmq_require_ops")))
 
     def abort(self, item: pytest.Item, exc: InfrastructureError | CandidateUnusable) -> NoReturn:
         """Stop the session after `item`, which is skipped and gets no verdict; the exit code
@@ -141,7 +204,9 @@ class ConformanceRun:
         worker it is an internal error. `shouldstop` ends a serial run after this item, and an
         xdist worker passes it to the controller, which stops every worker.
         """
-        stop = Stopped.of(exc)
+        self._stop_at(item, Stopped.of(exc))
+
+    def _stop_at(self, item: pytest.Item, stop: Stopped) -> NoReturn:
         self.stopped = stop
         item.user_properties.append((_STOP_PROPERTY, [int(stop.code), stop.message]))
         item.session.shouldstop = stop.message
@@ -176,6 +241,7 @@ class ConformanceRun:
         except (InfrastructureError, CandidateUnusable) as exc:
             # pytest.exit() here would skip sessionfinish; stop before collecting instead.
             self.stopped = Stopped.of(exc)
+            self._worker_stopped = worker is not None
             if reporter is not None:
                 reporter.write_line(self.stopped.message, red=True)
             return
@@ -190,9 +256,17 @@ class ConformanceRun:
     def _attach_worker(self, worker: dict[str, Any]) -> None:
         server = ServerInfo(**worker[_SERVER_KEY])
         index = int(str(worker.get("workerid", "gw0")).removeprefix("gw") or 0)
-        self.run.names = QueueNames(f"{worker[_RUN_ID_KEY]}-w{index}")
-        self.run.attach(server, worker_db(server, index))
-        self.run.start_candidate()
+        self.run.names = QueueNames(f"{worker[_RUN_ID_KEY]}-w{index}",
+                                    root=f"bmqc-{worker[_RUN_ID_KEY]}-")
+        try:
+            self.run.attach(server, worker_db(server, index))
+            self.run.start_candidate()
+        except InfrastructureError as exc:
+            # Refused past the server's maxclients: the limit is the controller's to ask
+            # (this worker has no connection to ask with).
+            if TOO_MANY_CLIENTS not in str(exc):
+                raise
+            raise InfrastructureError(too_many_clients(worker.get(_LIMIT_KEY))) from None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -205,6 +279,8 @@ class ConformanceRun:
         node.workerinput[_SERVER_KEY] = asdict(self.run.server)
         node.workerinput[_RUN_ID_KEY] = self.run.names.run_id
         node.workerinput[_SEED_KEY] = self.seed
+        if self.run.client is not None:
+            node.workerinput[_LIMIT_KEY] = client_limit(self.run.client)
 
     def pytest_collect_file(self, file_path: Path,
                             parent: pytest.Collector) -> pytest.Collector | None:
@@ -217,6 +293,8 @@ class ConformanceRun:
                                  or looks_like_vector_file(file_path)):
             return None
         nodeid = None
+        # A file named on the command line is named as when its directory is collected.
+        home = home or next((d for d in self.homes if file_path.is_relative_to(d)), None)
         if home is not None and not file_path.is_relative_to(self.config.rootpath):
             # Outside the rootdir pytest would name the file relative to the directory alone
             # (`band-bump.yaml::...`); keep the directory's name, as in the checkout.
@@ -258,6 +336,14 @@ class ConformanceRun:
             return True
         return None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """An xdist worker that could not attach to the server while others could stops the
+        run at its first item, with its reason. It collected what they did (xdist refuses to
+        run when its workers' collections differ), and this is how its controller hears."""
+        if self._worker_stopped and self.stopped is not None:
+            self._stop_at(item, self.stopped)
+
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """The run header: suite version, candidate, profile, Redis engine and version, seed."""
         return [self.run.header(), self.properties_line()]
@@ -276,7 +362,7 @@ class ConformanceRun:
                                       items: list[pytest.Item]) -> None:
         """Add the `properties` area after the vectors (subject to -k like any test); not in
         an `identify` run, which judges every range and has no one model to compare with."""
-        if self.stopped is not None:
+        if self.stopped is not None and not self._worker_stopped:
             items.clear()
             return
         if self.examples <= 0 or self.run.protocol is None:
@@ -296,6 +382,8 @@ class ConformanceRun:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Record each vector's outcome for the JSON report (works under xdist too)."""
         props = dict(report.user_properties)
+        if report.when == "setup":  # each vector's once (its setup report), from any worker
+            self.foreign_writes.update(cast(list[str], props.get(FOREIGN_PROPERTY, [])))
         if _STOP_PROPERTY in props:
             if self.stopped is None:  # on an xdist controller: a worker's stop
                 code, message = cast(list[Any], props[_STOP_PROPERTY])
@@ -312,6 +400,11 @@ class ConformanceRun:
         if "protocol" in props:
             verdict["protocol"] = props["protocol"]
             verdict["range"] = props["range"]
+        kind, ops = skip_of(report.user_properties)
+        if outcome is Outcome.SKIPPED:
+            verdict["skip"] = (kind or SkipKind.CANDIDATE).value
+        if ops:
+            verdict[SKIPPED_OPS_PROPERTY] = list(ops)
         self.verdicts.append(verdict)
 
     @pytest.hookimpl(tryfirst=True)
@@ -326,19 +419,56 @@ class ConformanceRun:
 
             self.ahead = properties_ahead.start(self.run, shards)
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the JSON report, stop Redis, and turn an infrastructure failure into exit 3."""
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        """Write the JSON report and turn an early stop into its exit code, before any other
+        plugin's sessionfinish; stop Redis and the candidate after all of them (xdist's stops
+        the workers), even when one of them fails: nothing the run started outlives it."""
+        try:
+            self._finish(session)
+            yield
+        except OSError as exc:
+            if not _raised_in(exc, "_pytest.junitxml"):
+                raise
+            junit = self.config.getoption("xmlpath")
+            self._unwritten(session, Stopped.unwritten("the JUnit XML report", junit, exc))
+        finally:
+            if self.ahead is not None:
+                self.ahead.stop()
+            self.run.close()
+            self._signals.close()
+
+    def _unwritten(self, session: pytest.Session, stop: Stopped) -> None:
+        """A report that could not be written at the end: one line, exit 2 (an earlier stop's
+        code stands)."""
+        self.stopped = self.stopped or stop
+        session.exitstatus = int(self.stopped.code)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # a port's own pytest run (`run` prints the stop itself)
+            reporter.write_line(f"bullmq-conformance: {stop.message}", red=True)
+
+    def _finish(self, session: pytest.Session) -> None:
+        """Stop the properties child, set the exit status, write the JSON report."""
         if self.ahead is not None:
             self.ahead.stop()
+            self.ahead = None
         if self.stopped is not None:
             session.exitstatus = int(self.stopped.code)
+        elif not hasattr(self.config, "workerinput") and (gate := self.gate()) is not None:
+            # In a port's own pytest run (`run` prints the line itself, and sets the code).
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"bullmq-conformance: {gate}", red=True)
         path = self.config.getoption("bmq_report_json")
         if path and not hasattr(self.config, "workerinput"):
             document = report_document(self.run, self.verdicts, seed=self.seed,
                                        examples=self.examples)
-            write_report(Path(path), document)
-        self.run.close()
-        self._signals.close()
+            try:
+                write_report(Path(path), document)
+            except OSError as exc:
+                self._unwritten(session, Stopped.unwritten("the JSON report", path, exc))
 
 
 #: The active run on the pytest config (its hooks, verdicts and collected ids).
@@ -377,6 +507,17 @@ def worker_db(server: ServerInfo, index: int) -> int | None:
     None (the URL's) on a user's `url:` server, where other databases are not ours, and on a
     cluster, which has only database 0."""
     return 1 + index % 15 if server.private else None
+
+
+def _raised_in(exc: BaseException, module: str) -> bool:
+    """Whether `exc` was raised in code of `module` (a write error names no file to tell
+    whose it was)."""
+    trace = exc.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_globals.get("__name__") == module:
+            return True
+        trace = trace.tb_next
+    return False
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

@@ -12,6 +12,12 @@ error reply to any of its commands (a Lua error, NOSCRIPT after a flush, a rejec
 run again serially on a fresh queue, where the ops after the failing one are never sent; and a
 batch where our side broke (a reply that is not UTF-8, a refused snapshot command) is cleaned up
 and run serially as a whole. So verdicts are the serial path's, in a few round trips per batch.
+
+A batch's replies are read with the candidate's per-call limit (`ScriptsCandidate.limited`): a
+reply that does not come by then is a script of the batch still running. It is killed with
+SCRIPT KILL, the batch's connection is closed and, once the commands Redis had already read
+from it are done, killed with CLIENT KILL, so that nothing more of the batch runs; its keys are
+deleted, and its vectors run again one by one, where only the runaway one errors.
 """
 
 from __future__ import annotations
@@ -28,7 +34,14 @@ from redis.client import NEVER_DECODE
 
 from conformance import snapshot
 from conformance.candidates.base import Candidate, QueueRef
-from conformance.candidates.script_call import ScriptCall
+from conformance.candidates.script_call import (
+    ScriptCall,
+    is_busy_reply,
+    is_unkillable,
+    kill_runaway,
+    limited_client,
+    unkillable_text,
+)
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import CandidateError, InfrastructureError
 from conformance.runner import (
@@ -123,6 +136,15 @@ class _Fetched:
     connection: int | None
 
 
+class _Stalled(Exception):
+    """No reply came within the limit: the `index`-th command's (a script still running).
+    `replies` are those read before it; the connection is closed."""
+
+    def __init__(self, index: int, replies: list[object]) -> None:
+        super().__init__(f"no reply to command {index} within the limit")
+        self.index, self.replies = index, replies
+
+
 class _InFlight:
     """A pipeline sent on a connection of its own, its replies not read yet: Redis runs it
     while we do something else. redis-py's `Pipeline.execute` sends and reads at once, so the
@@ -159,6 +181,8 @@ class _InFlight:
                         disable_decoding=NEVER_DECODE in options))
                 except redis.ResponseError as exc:
                     replies.append(exc)
+                except redis.TimeoutError:  # redis-py has closed the connection
+                    raise _Stalled(len(replies), replies) from None
         except BaseException:
             self._connection.disconnect()  # replies may be left unread on it
             raise
@@ -210,6 +234,9 @@ class Batches:
                 replies = flight.receive()
             except UnicodeDecodeError:  # a reply that is not UTF-8 (its connection is closed)
                 self._broken(ticket)
+                return None
+            except _Stalled as stalled:
+                self._runaway(ticket, stalled)
                 return None
             return self._fetched(ticket, replies)
 
@@ -273,13 +300,67 @@ class Batches:
             with contextlib.suppress(redis.RedisError):
                 self._broken(ticket)
             if isinstance(exc, REDIS_DOWN):
-                raise InfrastructureError(f"Redis connection lost: {exc}") from None
+                raise InfrastructureError(health.connection_lost(exc)) from None
             raise
 
     def _send(self, ticket: Ticket) -> _InFlight:
         pipe, ticket.spans = _one_round_trip(ticket.planned, self.candidate, self.client,
                                              self._track(), self.names)
-        return _InFlight.send(self.client, pipe)
+        limited, _ = self.candidate.limited(self.client)
+        return _InFlight.send(limited, pipe)
+
+    def _runaway(self, ticket: Ticket, stalled: _Stalled) -> None:
+        """End a batch whose script still ran at the limit: kill it, then the batch's
+        connection (Redis goes on with the commands it had read from it: a later runaway call
+        among them is killed too), and delete the batch's keys. Its vectors then run serially.
+        A script that has written cannot be killed: the server is shut down (it is the
+        suite's) and the run stops."""
+        _, limit = self.candidate.limited(self.client)
+        admin = limited_client(self.client, limit, db=0)  # no SELECT: refused while busy
+        try:
+            owner = stalled.replies[0] if self._track() and stalled.replies else None
+            turns = 2 + sum(len(run.calls) for run in ticket.planned)
+            for turn in range(turns):
+                try:
+                    if turn == turns - 1 or not isinstance(owner, int):
+                        # The batch's connection is gone (or unknown: closed, at least): wait
+                        # for the last killed script to stop, so that the cleanup is answered.
+                        kill_runaway(self.client, limit)
+                        break
+                    kill_runaway(self.client, limit, wait=False)
+                    admin.client_kill_filter(_id=str(owner))
+                    owner = None
+                except redis.ResponseError as exc:
+                    if is_unkillable(exc):
+                        raise InfrastructureError(self._unkillable(ticket, stalled.index, limit,
+                                                                   admin)) from None
+                    if "No such client" in str(exc):
+                        owner = None  # gone already
+                    elif not is_busy_reply(exc):
+                        raise
+                    # else another call of the batch runs away: killed on the next turn
+        finally:
+            admin.close()
+            admin.connection_pool.disconnect()
+        self._broken(ticket)
+
+    def _unkillable(self, ticket: Ticket, index: int, limit: float,
+                    admin: redis.Redis) -> str:
+        """Shut the suite's server down (the one end Redis allows a script that has written),
+        and say why the run stops."""
+        # Replies before the stalled one may be held back too (Redis sends none to a client
+        # while its script runs), so the runaway call is one of those not read.
+        files = sorted({call.file_name for run, (_, high) in zip(ticket.planned, ticket.spans,
+                                                                  strict=True)
+                        for position, call in enumerate(run.calls, high - len(run.calls))
+                        if position >= index})
+        name = (files[0] if len(files) == 1 else f"one of {', '.join(files)}" if files
+                else "a script of the batch")
+        what = unkillable_text(name, limit)
+        with contextlib.suppress(redis.RedisError):
+            admin.shutdown(nosave=True)
+        return (f"a script of the candidate's cannot be killed: {what}; the suite shut its "
+                "server down (SHUTDOWN NOSAVE)")
 
     def _track(self) -> bool:
         return self.since is not None and self.since.client_id is not None
@@ -293,8 +374,13 @@ class Batches:
             self._broken(ticket)
             return None
         try:
-            read = snapshot.decode_read(cast(bytes, replies[-1]))
+            read, foreign = snapshot.decode_read_all(cast(bytes, replies[-1]))
         except UnicodeDecodeError:
+            self._broken(ticket)
+            return None
+        if foreign:
+            # Keys outside every queue of the run, which on our server only the candidate
+            # writes (the read deleted them): each vector runs on its own, to tell whose.
             self._broken(ticket)
             return None
         found = _by_queue(read, self.names, [run.queue for run in planned])
@@ -361,7 +447,7 @@ def _one_round_trip(planned: list[_Planned], candidate: ScriptsCandidate, client
             keys = candidate.script_call_keys(run.queue, call)
             pipe.evalsha(call.sha, len(keys), *keys, *call.args)
         spans.append((low, len(pipe)))
-    snapshot.read_matching(pipe, _run_pattern(names))
+    snapshot.read_matching(pipe, _run_pattern(names), names.root)
     return pipe, spans
 
 

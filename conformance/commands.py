@@ -25,9 +25,10 @@ DESCRIPTION = """Run the BullMQ protocol vectors against a port, regenerate or c
 the suite's own checks.
 
 Exit codes: 0 every vector passed (identify: a protocol range fits); 1 a vector failed or
-errored (identify: no range fits, or older than supported); 2 usage, vector-file or
-package-data error; 3 infrastructure (Redis could not be started or reached); 4 the candidate
-could not start; 128 + n a signal."""
+errored, no vector was judged (the candidate skipped every applicable one), or the candidate
+skipped an op of --require-ops (identify: no range fits, or older than supported); 2 usage,
+vector-file or package-data error; 3 infrastructure (Redis could not be started or reached); 4
+the candidate could not start; 128 + n a signal."""
 
 
 @dataclass(frozen=True)
@@ -257,13 +258,17 @@ def expectations_write(args: argparse.Namespace) -> int:
 
     from conformance.vectors.expectations import from_report
 
+    o.output_file("--out", args.out)
     try:
         report = json.loads(args.report.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--from {args.report}: not a readable JSON report ({exc})") from None
     text = from_report(report)
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        try:
+            args.out.write_text(text, encoding="utf-8")
+        except OSError as exc:  # writable when checked, not now (its folder removed, say)
+            raise UsageError(f"--out {args.out}: cannot write it: {exc.strerror or exc}") from None
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)

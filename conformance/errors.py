@@ -104,3 +104,9 @@ class Stopped:
         if isinstance(exc, CandidateUnusable):
             return cls(Exit.CANDIDATE, f"candidate unusable: {exc}")
         return cls(Exit.INFRA, f"infrastructure error: {exc}")
+
+    @classmethod
+    def unwritten(cls, what: str, path: object, exc: OSError) -> Stopped:
+        """The stop for a file a run could not write at its end, though it looked writable
+        when the run started (a folder removed meanwhile, a full disk): exit 2, bad output."""
+        return cls(Exit.USAGE, f"cannot write {what} to {path}: {exc.strerror or exc}")

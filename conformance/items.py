@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 
 import pytest
 
@@ -19,8 +19,9 @@ from conformance.errors import (
     InfrastructureError,
     NonConformance,
 )
-from conformance.outcomes import Outcome
+from conformance.outcomes import Outcome, SkipKind
 from conformance.runner import REDIS_DOWN, Verdict
+from conformance.servers import health
 from conformance.session import Run
 from conformance.vectors import Vector, expectations
 from reference_impl import versions
@@ -52,6 +53,29 @@ class UnexpectedPass(Exception):
     """A vector listed as an expected failure passed."""
 
 
+#: The user properties of a result that say why it was skipped (a SkipKind's value), and which
+#: ops the candidate skipped in it. Data, not wording: they reach an xdist controller as sent.
+SKIP_PROPERTY, SKIPPED_OPS_PROPERTY = "skip", "skipped_ops"
+
+
+def skip_of(properties: list[tuple[str, object]]) -> tuple[SkipKind | None, tuple[str, ...]]:
+    """A result's skip kind (None when it has none) and the ops the candidate skipped in it,
+    from its report's user properties."""
+    found = dict(properties)
+    kind = found.get(SKIP_PROPERTY)
+    ops = found.get(SKIPPED_OPS_PROPERTY) or ()
+    return (SkipKind(str(kind)) if kind is not None else None,
+            tuple(str(op) for op in cast(list[object], ops)))
+
+
+def _skip(item: pytest.Item, kind: SkipKind, reason: str, ops: tuple[str, ...] = ()) -> NoReturn:
+    """Skip `item` for `reason`, recording its kind (and the ops the candidate skipped)."""
+    item.user_properties.append((SKIP_PROPERTY, kind.value))
+    if ops:
+        item.user_properties.append((SKIPPED_OPS_PROPERTY, list(ops)))
+    pytest.skip(reason)
+
+
 class _ConformanceItem(pytest.Item):
     """What vector and property items share: the candidate's expectations, and how errors are
     shown."""
@@ -63,7 +87,7 @@ class _ConformanceItem(pytest.Item):
         self.expectation = state.expected.match(item_id) if state.expected else None
         if self.expectation is not None and self.expectation.outcome == "skip":
             self.user_properties.append(("message", self.expectation.describe()))
-            pytest.skip(f"expected skip: {self.expectation.describe()}")
+            _skip(self, SkipKind.EXPECTED, f"expected skip: {self.expectation.describe()}")
 
     def _expected_to_fail(self) -> bool:
         return self.expectation is not None and self.expectation.outcome == "fail"
@@ -92,6 +116,8 @@ class _ConformanceItem(pytest.Item):
         return super()._repr_failure_py(excinfo, style=style)
 
 
+#: The user property of a vector during which a shared server saw writes outside the run.
+FOREIGN_PROPERTY = "bmq_foreign_writes"
 PROPERTIES_ID = "properties/state-machine"
 #: Examples per properties item: more examples make more items, which xdist runs in parallel.
 SHARD_EXAMPLES = 25
@@ -139,9 +165,10 @@ class PropertiesItem(_ConformanceItem):
             self.result = ahead or check_candidate(
                 run.candidate, run.server.url, run.profile, self.examples, self.seed,
                 start_candidate=False, names=run.names, cluster=run.server.cluster,
-                protocol=run.protocol or versions.CURRENT, owned=run.server.private)
+                protocol=run.protocol or versions.CURRENT, owned=run.server.private,
+                finder=run.tracker)
         except REDIS_DOWN as exc:
-            plugin.abort(self, InfrastructureError(f"Redis connection lost: {exc}"))
+            plugin.abort(self, InfrastructureError(health.connection_lost(exc)))
         except (InfrastructureError, CandidateUnusable) as exc:
             plugin.abort(self, exc)
         result = self.result
@@ -154,6 +181,13 @@ class PropertiesItem(_ConformanceItem):
             self._settle(Outcome.ERRORED if result.errored is not None else Outcome.FAILED)
         if result.errored is not None:
             raise CandidateError(f"{result.errored} ({summary})")
+        if result.passed and not result.ops_applied:
+            # Agreeing with the model after every op is no verdict when no op was applied.
+            ops = ", ".join(result.skipped_ops) or "any op"
+            _skip(self, SkipKind.CANDIDATE, f"candidate does not support {ops}: it applied "
+                  f"no op in {summary}", result.skipped_ops)
+        if result.skipped_ops:  # judged on the rest: the ops left out are still named
+            self.user_properties.append((SKIPPED_OPS_PROPERTY, list(result.skipped_ops)))
 
     def runtest(self) -> None:
         """A disagreement is a failure with a ready-to-paste vector."""
@@ -203,8 +237,10 @@ class VectorItem(_ConformanceItem):
             plugin.abort(self, exc)
         self.verdict = verdict
         self.user_properties.append(("message", "\n".join([verdict.message, *verdict.diff])))
+        if verdict.foreign_writes:
+            self.user_properties.append((FOREIGN_PROPERTY, list(verdict.foreign_writes)))
         if verdict.outcome is Outcome.SKIPPED:
-            pytest.skip(verdict.message)
+            _skip(self, verdict.skip or SkipKind.CANDIDATE, verdict.message, verdict.skipped_ops)
         if verdict.outcome.failing:
             self._settle(verdict.outcome)
         if verdict.outcome is Outcome.ERRORED:
@@ -248,5 +284,10 @@ class VectorItem(_ConformanceItem):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        """Point at the vector's line in its file."""
-        return self.path, self.vector.line - 1, self.vector.id
+        """Point at the vector's line in its file.
+
+        The name returned is not the item's own: pytest takes a name that ends the node id for
+        a dotted Python name and prints its dots as `::` (`-v` showed
+        `band-bump/2-same-ms::until-5::8::6`, an id that selects nothing when pasted back).
+        """
+        return self.path, self.vector.line - 1, f"vector {self.name}"

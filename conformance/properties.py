@@ -8,7 +8,17 @@ After every op the op's return must equal the model's, and the queue's snapshot 
 model's store under the same rules and client tolerances as the vectors.
 
 On a failure hypothesis shrinks the sequence; the failure text ends with the minimal sequence as
-a ready-to-paste vector (a `tests:` entry) whose expectation the model computed.
+a ready-to-paste vector (a `tests:` entry) whose expectation the model computed. The rules live
+in `properties_queue` and `properties_worker`.
+
+Nothing of the world becomes a verdict on the candidate: on a server holding others' keys, a
+snapshot finds the queue's keys by key tracking, never by a scan of the keyspace; a lost
+connection or another client's flush runs the check again once (after the server passes the
+suite's probe), and a second one is an infrastructure error; a disagreement that Hypothesis
+cannot replay is replayed by us, and one that does not come back, or that took longer in real
+time than the shortest expiry its ops set (Redis's clock runs while the model's stands still),
+is no verdict: the check runs again, and a second such result is reported as errored with the
+reason, never as failed.
 
 `check_candidate` is the entry point for ports (callable from any pytest test); `main` is the
 `bullmq-conformance properties` subcommand.
@@ -20,31 +30,34 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import secrets
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance import compare, signals, snapshot
 from conformance.candidates.base import Candidate, QueueRef
+from conformance.candidates.script_call import RunawayScript, UnkillableScript
 from conformance.errors import (
     CandidateError,
     CandidateSkipped,
     CandidateUnusable,
     InfrastructureError,
 )
+from conformance.keytracker import KeysFlushed, KeyTracker, TrackingRefused
+from conformance.properties_queue import MISSING_ID, QueueRules
 from conformance.properties_worker import WorkerRules
 from conformance.resources import cache_dir
-from conformance.runner import QueueNames, drop_connections
+from conformance.runner import REDIS_DOWN, QueueNames, drop_connections, foreign_lines
 from conformance.servers import client_for_url, health
 from conformance.session import profile_for
 from reference_impl import versions
@@ -55,13 +68,7 @@ from reference_impl.generate import dump
 from reference_impl.keys import KeyProfile
 from reference_impl.model import QueueModel
 from reference_impl.ops import (
-    Add,
-    ChangeDelay,
-    ChangePriority,
-    MoveToActive,
-    MoveToDelayed,
     Op,
-    Promote,
     Result,
     op_name,
     op_to_dict,
@@ -71,17 +78,14 @@ from reference_impl.worker_ops import WORKER_OPS, result_form
 
 #: Where every generated clock starts (2023-11-14T22:13:20Z, as in the vectors).
 START = T
-#: Clock steps: 0 keeps several ops in one millisecond; the others line fire times up.
-CLOCK_STEPS = (0, 0, 1, 4, 5, 10, 95, 100, 995, 1000, 4000, 5000)
-#: Delays, chosen so that different (now, delay) pairs often share a fire time.
-DELAYS = (1, 5, 10, 100, 1000, 5000)
-PRIORITIES = (1, 2, 3, 7)
-CUSTOM_IDS = ("a", "b", "c")
-#: The id used for a job that does not exist.
-MISSING_ID = "missing"
-ADD_KINDS = ("standard", "lifo", "delayed", "prioritized", "delayed-prioritized")
 #: Most ops per generated sequence.
 DEFAULT_STEPS = 30
+#: The shortest expiry (PX) any rule sets, in seconds: the stall check's throttle and the
+#: locks (30 s). The model's clock stands still between ops while Redis's runs: an example
+#: that took longer than this in real time may see a key expire that the model still holds.
+SHORTEST_EXPIRY_S = 30.0
+#: Faults of the server or the link met inside the state machine.
+_TRANSIENT = (*REDIS_DOWN, KeysFlushed)
 
 
 class PropertyFailure(AssertionError):
@@ -107,6 +111,8 @@ class PropertyResult:
     vector_yaml: str | None = None
     seconds: float = 0.0
     skipped_ops: tuple[str, ...] = ()
+    #: Ops the candidate applied and that were compared with the model (0: nothing judged).
+    ops_applied: int = 0
 
     @property
     def examples_per_second(self) -> float:
@@ -125,6 +131,7 @@ class _Context:
     seed: int
     protocol: Version = versions.CURRENT
     runs: int = 0
+    applied: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
     errored: str | None = None
@@ -132,6 +139,19 @@ class _Context:
     unusable: CandidateUnusable | None = None
     #: A single server the suite started: snapshots may scan inside their read script.
     owned: bool = False
+    #: Lists a queue's keys on a server holding keys not ours (the run's key tracker), so that
+    #: a snapshot never scans a crowded keyspace; None: SCAN (inside the read when `owned`).
+    finder: snapshot.KeyFinder | None = None
+    #: The first Redis fault met inside the state machine: the whole check is then the
+    #: server's (or the link's) business, never a verdict on the candidate.
+    infra: str | None = None
+    #: The ops of the last sequence that disagreed, for the replay of a Flaky report.
+    last_ops: list[Op] = field(default_factory=list)
+    #: Seconds of real time the disagreeing example had run when it disagreed.
+    last_elapsed: float = 0.0
+    #: A script of the candidate that outlived its call's limit: the check stops at once
+    #: (each of Hypothesis's replays would wait out the limit again).
+    runaway: RunawayScript | UnkillableScript | None = None
 
 
 def vector_for(ops: list[Op], vector_id: str, description: str,
@@ -160,7 +180,7 @@ def vector_yaml(vector: dict[str, Any]) -> str:
     return text.split("\ntests:\n", 1)[1]
 
 
-class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
+class DifferentialMachine(QueueRules, WorkerRules, RuleBasedStateMachine):
     """One example: a fresh queue, a fresh model, and the ops applied to both."""
 
     def __init__(self, context: _Context) -> None:
@@ -174,16 +194,23 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
         self.ids: list[str] = []
         self.fetched: list[tuple[str, str]] = []
         self.fetches = 0
+        self.started = time.monotonic()
 
     def teardown(self) -> None:
         """Delete every key of this example's queue (after an interrupt, on fresh connections
         and without letting a Redis error hide the interrupt)."""
-        if signals.active().received is None:
-            snapshot.delete_queue(self.ctx.client, self.queue)
+        if signals.active().received is None and self.ctx.infra is None:
+            try:
+                snapshot.delete_queue(self.ctx.client, self.queue, finder=self.ctx.finder)
+            except _TRANSIENT as exc:
+                self.ctx.infra = self.ctx.infra or _fault_text(exc)
+                drop_connections(self.ctx.client)
             return
+        # After an interrupt or a lost connection: on fresh connections, and without letting
+        # a Redis error hide the interrupt (the run's final sweep gets what is left).
         drop_connections(self.ctx.client)
-        with contextlib.suppress(redis.RedisError):
-            snapshot.delete_queue(self.ctx.client, self.queue)
+        with contextlib.suppress(redis.RedisError, OSError, KeysFlushed):
+            snapshot.delete_queue(self.ctx.client, self.queue, finder=self.ctx.finder)
 
     def _job(self, ref: int) -> str:
         """A known job id (by index), or a missing one for a negative index."""
@@ -195,30 +222,42 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
         """Apply `op` to both sides and compare; None when the candidate skips the op."""
         if self.ctx.unusable is not None:
             raise self.ctx.unusable  # not started again for each of Hypothesis's replays
+        if self.ctx.infra is not None:
+            # Redis or the link failed earlier: every replay Hypothesis makes ends here at once
+            # (no op reaches a server that may be gone, and nothing is shrunk against it).
+            raise InfrastructureError(self.ctx.infra)
+        if self.ctx.runaway is not None:
+            raise self.ctx.runaway
         try:
-            actual: Any = self.ctx.candidate.apply(self.ctx.client, self.queue, op)
-        except CandidateUnusable as exc:
-            self.ctx.unusable = exc
-            raise
-        except CandidateSkipped:
-            self.ctx.skipped.add(op_name(op))
-            return None
-        except CandidateError as exc:
-            actual = f"<errored: {exc}>"
-            self.ctx.errored = self.ctx.errored or f"candidate error in {op_name(op)}: {exc}"
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise InfrastructureError(f"Redis connection lost: {exc}") from None
-        self.ops.append(op)
-        expected: Result = result_form(self.model.apply(op))
-        lines = compare.compare_returns([expected], [actual], [op_name(op)])
-        snap = snapshot.take(self.ctx.client, self.queue, owned=self.ctx.owned)
-        lines += compare.compare_keys(expected_keys(store_to_form(self.model.store)), snap.keys)
-        lines += [f"key outside BASE {self.queue.base!r}: {name}" for name in snap.stray]
+            try:
+                actual: Any = self.ctx.candidate.apply(self.ctx.client, self.queue, op)
+            except CandidateUnusable as exc:
+                self.ctx.unusable = exc
+                raise
+            except (RunawayScript, UnkillableScript) as exc:
+                self.ctx.runaway = exc
+                self.ctx.errored = f"candidate error in {op_name(op)}: {exc}"
+                raise
+            except CandidateSkipped:
+                self.ctx.skipped.add(op_name(op))
+                return None
+            except CandidateError as exc:
+                actual = f"<errored: {exc}>"
+                self.ctx.errored = self.ctx.errored or f"candidate error in {op_name(op)}: {exc}"
+            self.ops.append(op)
+            self.ctx.applied += 1
+            expected: Result = result_form(self.model.apply(op))
+            lines = differences(self.ctx, self.queue, self.model, op, expected, actual)
+        except _TRANSIENT as exc:
+            self.ctx.infra = _fault_text(exc)
+            raise InfrastructureError(self.ctx.infra) from None
         if lines:
             self._fail(lines)
         return expected
 
     def _fail(self, lines: list[str]) -> None:
+        self.ctx.last_ops = list(self.ops)
+        self.ctx.last_elapsed = time.monotonic() - self.started
         count = len(self.ops)
         description = (f"Found by `bullmq-conformance properties` (seed {self.ctx.seed}); "
                        f"the candidate first differs after op {count}.")
@@ -231,61 +270,6 @@ class DifferentialMachine(WorkerRules, RuleBasedStateMachine):
             f"after op {count} of the sequence, {op_text}:\n" + "\n".join(f"  {x}" for x in lines)
             + f"\n\nminimal op sequence ({count} ops) as a vector; paste under `tests:` in a "
             f"vector file (area `properties`):\n\n{text}")
-
-    @rule(step=st.sampled_from(CLOCK_STEPS))
-    def tick(self, step: int) -> None:
-        """Advance the clock (0 keeps the next ops in the same millisecond)."""
-        self.now += step
-
-    @rule(kind=st.sampled_from(ADD_KINDS), delay=st.sampled_from(DELAYS),
-          priority=st.sampled_from(PRIORITIES),
-          custom=st.one_of(st.none(), st.sampled_from(CUSTOM_IDS)))
-    def add(self, kind: str, delay: int, priority: int, custom: str | None) -> None:
-        """Queue.add through the route `kind` names, with an auto or custom id."""
-        opts: dict[str, Any] = {}
-        if kind == "lifo":
-            opts["lifo"] = True
-        if kind.startswith("delayed"):
-            opts["delay"] = delay
-        if kind.endswith("prioritized"):
-            opts["priority"] = priority
-        returned = self._apply(Add("job", self.now, opts=opts, job_id=custom))
-        if isinstance(returned, str) and returned not in self.ids:
-            self.ids.append(returned)
-
-    @rule()
-    def move_to_active(self) -> None:
-        """A worker fetch at `now` with a fresh lock token."""
-        self.fetches += 1
-        token = f"tok-{self.fetches}"
-        returned = self._apply(MoveToActive(self.now, token=token))
-        if isinstance(returned, dict) and returned["job"] is not None:
-            self.fetched.append((returned["job"], token))
-
-    @rule(ref=st.integers(-1, 7))
-    def promote(self, ref: int) -> None:
-        """Job.promote on a known (or missing) job."""
-        self._apply(Promote(self._job(ref)))
-
-    @rule(ref=st.integers(-1, 7), delay=st.sampled_from((0, *DELAYS)))
-    def change_delay(self, ref: int, delay: int) -> None:
-        """Job.changeDelay at `now`."""
-        self._apply(ChangeDelay(self._job(ref), delay, self.now))
-
-    @rule(ref=st.integers(-1, 7), priority=st.sampled_from((0, *PRIORITIES)),
-          lifo=st.booleans())
-    def change_priority(self, ref: int, priority: int, lifo: bool) -> None:
-        """Job.changePriority({priority, lifo})."""
-        self._apply(ChangePriority(self._job(ref), priority, lifo))
-
-    @precondition(lambda self: bool(self.fetched))
-    @rule(index=st.integers(0, 7), delay=st.sampled_from((0, *DELAYS)),
-          skip_attempt=st.booleans())
-    def move_to_delayed(self, index: int, delay: int, skip_attempt: bool) -> None:
-        """The worker moves a job it fetched back to delayed, with that fetch's token."""
-        job_id, token = self.fetched[index % len(self.fetched)]
-        self._apply(MoveToDelayed(job_id, self.now, delay, token=token,
-                                  skip_attempt=skip_attempt))
 
 
 @contextlib.contextmanager
@@ -310,11 +294,145 @@ def _hypothesis_storage() -> Iterator[None]:
             set_hypothesis_home_dir(previous)
 
 
+def differences(ctx: _Context, queue: QueueRef, model: QueueModel, op: Op, expected: Result,
+                actual: Any) -> list[str]:
+    """Every difference after `op`: its return, then the queue's keys against the model's."""
+    lines = compare.compare_returns([expected], [actual], [op_name(op)])
+    snap = snapshot.take(ctx.client, queue, ctx.finder, owned=ctx.owned,
+                         run_prefix=ctx.queue_names.root if ctx.owned else "")
+    lines += compare.compare_keys(expected_keys(store_to_form(model.store)), snap.keys)
+    lines += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
+    lines += foreign_lines(snap)
+    return lines
+
+
+def replay(ctx: _Context, ops: Sequence[Op]) -> list[str] | None:
+    """Apply `ops` again on a fresh queue and model, outside Hypothesis: the first
+    difference's lines, or None when every op agrees this time."""
+    queue = QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol)
+    model = QueueModel(protocol=ctx.protocol)
+    try:
+        for op in ops:
+            try:
+                actual: Any = ctx.candidate.apply(ctx.client, queue, op)
+            except CandidateSkipped:
+                continue
+            except CandidateError as exc:
+                actual = f"<errored: {exc}>"
+            lines = differences(ctx, queue, model, op, result_form(model.apply(op)), actual)
+            if lines:
+                return lines
+        return None
+    finally:
+        with contextlib.suppress(redis.RedisError, OSError, KeysFlushed):
+            snapshot.delete_queue(ctx.client, queue, finder=ctx.finder)
+
+
+def _fault_text(exc: BaseException) -> str:
+    """A fault of the server or the link, in one line."""
+    if isinstance(exc, KeysFlushed):
+        return str(exc)
+    return health.connection_lost(exc)
+
+
+def _reported(exc: BaseException) -> str:
+    """What Hypothesis (or another library) raised, in one line, without its file paths."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    first = re.sub(r"(?:/[^\s:'\"]+)+\.py(?::\d+)?", "<file>", first)
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """One pass of the state machine: its context and what became of it."""
+
+    ctx: _Context
+    #: The disagreement, reproduced (by Hypothesis's final replay, or by ours).
+    failure: str | None = None
+    #: Why the pass gave no verdict although something went wrong (Hypothesis reported a
+    #: failure that did not come back on replay, or the real clock ran past an expiry).
+    unsure: str | None = None
+
+
+def _attempt(ctx: _Context, config: settings) -> _Attempt:
+    """Run the state machine once with `ctx`; transient server faults are left in ctx.infra."""
+
+    def factory() -> DifferentialMachine:
+        return DifferentialMachine(ctx)
+
+    try:
+        with _hypothesis_storage():
+            # Typed as taking the machine's class; any factory of machines works (and a class
+            # could not carry the context).
+            machine = cast(Any, hypothesis_seed(ctx.seed)(factory))
+            run_state_machine_as_test(machine, settings=config)
+    except PropertyFailure as exc:
+        if ctx.infra is not None:
+            return _Attempt(ctx)
+        if ctx.last_elapsed >= SHORTEST_EXPIRY_S:
+            return _Attempt(ctx, unsure=(
+                f"the disagreeing example ran for {ctx.last_elapsed:.0f} s of real time, longer "
+                f"than the shortest expiry its ops set ({SHORTEST_EXPIRY_S:.0f} s): Redis may "
+                "have expired a key the model still holds (a slow link or server)"))
+        return _Attempt(ctx, failure=str(exc))
+    except (RunawayScript, UnkillableScript):
+        return _runaway(ctx)
+    except (InfrastructureError, CandidateUnusable, *_TRANSIENT) as exc:
+        if ctx.unusable is not None:
+            raise ctx.unusable from None
+        if ctx.infra is None:
+            ctx.infra = _fault_text(exc)
+        return _Attempt(ctx)
+    except redis.RedisError as exc:
+        # An error reply to the suite's own commands (a snapshot, a cleanup): the server's
+        # state (READONLY, OOM, ...) when the probe says so, else held as unsure.
+        if ctx.unusable is not None:
+            raise ctx.unusable from None
+        return _Attempt(ctx, unsure=f"Redis refused a command of the suite: {_reported(exc)}")
+    except Exception as exc:  # Hypothesis's Flaky*, and the like
+        if ctx.unusable is not None:
+            raise ctx.unusable from None
+        if ctx.runaway is not None:
+            # Hypothesis's replays were cut short at their first op: a Flaky report of that.
+            return _runaway(ctx)
+        if ctx.infra is not None:
+            return _Attempt(ctx)
+        # A failure Hypothesis could not replay: ours replays the last disagreeing sequence.
+        lines = replay(ctx, ctx.last_ops) if ctx.last_ops else None
+        if lines is not None:
+            vector = vector_yaml(vector_for(ctx.last_ops, f"seed-{ctx.seed}-"
+                                            f"{len(ctx.last_ops)}-ops", _description(ctx),
+                                            ctx.protocol))
+            return _Attempt(ctx, failure=(
+                f"after op {len(ctx.last_ops)} of the sequence (it disagreed again when "
+                f"replayed):\n" + "\n".join(f"  {x}" for x in lines) + "\n\nthe sequence "
+                f"as a vector; paste under `tests:` in a vector file (area `properties`):"
+                f"\n\n{vector}"))
+        return _Attempt(ctx, unsure=f"{_reported(exc)}; the disagreement did not come back "
+                                    "when replayed")
+    return _Attempt(ctx)
+
+
+def _runaway(ctx: _Context) -> _Attempt:
+    """The attempt of a check stopped by the candidate's runaway script (exit 3 when it could
+    not be killed)."""
+    assert ctx.runaway is not None
+    if isinstance(ctx.runaway, UnkillableScript):
+        raise InfrastructureError(str(ctx.runaway)) from None
+    return _Attempt(ctx, failure=ctx.errored or str(ctx.runaway))
+
+
+def _description(ctx: _Context) -> str:
+    return (f"Found by `bullmq-conformance properties` (seed {ctx.seed}); the candidate first "
+            f"differs after op {len(ctx.last_ops)}.")
+
+
 def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProfile = "bullmq",
                     examples: int = 100, seed: int | None = None, *,
                     max_steps: int = DEFAULT_STEPS, start_candidate: bool = True,
                     names: QueueNames | None = None, cluster: bool = False,
-                    protocol: Version = versions.CURRENT, owned: bool = False) -> PropertyResult:
+                    protocol: Version = versions.CURRENT, owned: bool = False,
+                    finder: snapshot.KeyFinder | None = None) -> PropertyResult:
     """Run `examples` random op sequences against `candidate` and the model.
 
     `redis_url` is a `redis://` URL (a `url:` spec prefix is accepted); every example uses a
@@ -327,17 +445,19 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     `redis_url` is a Redis Cluster node (a cluster client is then used). `protocol` is the
     version the model and the candidate's calling convention follow. `owned` says the suite
     started this server (no one else's keys are there), which lets snapshots scan in a script.
+    `finder` lists a queue's keys (a run passes its key tracker); on a server that is not
+    `owned`, one is made here when none is given, so that no snapshot scans the keyspace.
+
+    No fault of the server or the link becomes a verdict: a lost connection or a flush by
+    another client runs the check again from the start, once (the server must pass the
+    suite's probe first); a second one raises InfrastructureError. A disagreement that does
+    not come back when replayed is reported as `errored`, with the reason, never as failed.
     """
     url = redis_url.removeprefix("url:")
     chosen = secrets.randbits(32) if seed is None else seed
     key_profile = profile if isinstance(profile, KeyProfile) else profile_for(profile)
     client = client_for_url(url, cluster)
-    ctx = _Context(candidate, client, names if names is not None else QueueNames(), key_profile,
-                   chosen, protocol, owned=owned and not cluster)
-
-    def factory() -> DifferentialMachine:
-        return DifferentialMachine(ctx)
-
+    queue_names = names if names is not None else QueueNames()
     config = settings(max_examples=examples, stateful_step_count=max_steps, deadline=None,
                       database=None, derandomize=False, print_blob=False,
                       phases=(Phase.explicit, Phase.generate, Phase.shrink),
@@ -345,49 +465,70 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
                       suppress_health_check=[HealthCheck.too_slow,
                                              HealthCheck.filter_too_much,
                                              HealthCheck.data_too_large])
-    failure: str | None = None
     started = time.perf_counter()
-    if start_candidate:
-        candidate.start(url, key_profile)
-    probe = health.probe_key(key_profile, ctx.queue_names.run_id)
-    since: health.Identity | None = None
-    try:
-        try:
-            # Only a restart is told by identity here: across many examples our own side may
-            # close and make the connection again (redis-py does after a reply it cannot
-            # decode), so a new client id proves nothing.
-            since = health.Identity(health.identity(client, cluster).run_id, None)
-            with _hypothesis_storage():
-                run_state_machine_as_test(hypothesis_seed(chosen)(factory), settings=config)
-        except PropertyFailure as exc:
-            failure = str(exc)
-        except (InfrastructureError, redis.ConnectionError, redis.TimeoutError):
-            raise
-        except redis.RedisError as exc:
-            if ctx.unusable is None and (fault := health.problem(client, probe)) is not None:
-                raise InfrastructureError(fault) from None
-            failure = f"{type(exc).__name__}: {exc}"
-        except Exception as exc:  # hypothesis' Flaky and the like: still a failed check
-            failure = f"{type(exc).__name__}: {exc}"
-            if ctx.last_vector is not None:
-                failure += f"\n\nlast failing sequence as a vector:\n\n{ctx.last_vector}"
-        if failure is not None:
-            # Hypothesis replays a failure; a server that died or changed under it makes that
-            # a "Flaky" failure, or any other. It is the server's fault, not the candidate's.
+    probe = health.probe_key(key_profile, queue_names.run_id)
+    with contextlib.ExitStack() as stack:
+        stack.callback(client.close)
+        if start_candidate:
+            candidate.start(url, key_profile)
+            stack.callback(candidate.close)
+        if finder is None and not owned and not cluster:
+            finder = _tracker(url, queue_names, client, probe)
+            if isinstance(finder, KeyTracker):
+                stack.callback(finder.close)
+        # Only a restart is told by identity here: across many examples our own side may
+        # close and make the connection again (redis-py does after a reply it cannot
+        # decode), so a new client id proves nothing.
+        since = health.Identity(health.identity(client, cluster).run_id, None)
+        outcome: _Attempt | None = None
+        for tries in (1, 2):
+            ctx = _Context(candidate, client, queue_names, key_profile, chosen, protocol,
+                           owned=owned and not cluster, finder=finder)
+            outcome = _attempt(ctx, config)
+            if ctx.infra is None and outcome.failure is None and outcome.unsure is None:
+                break
+            # Before anything becomes a verdict, the server is held to account.
+            drop_connections(client)
             fault = health.problem(client, probe, since, cluster)
             if fault is not None:
                 raise InfrastructureError(fault)
-        if ctx.unusable is not None:
-            raise ctx.unusable
-    finally:
-        if start_candidate:
-            candidate.close()
-        client.close()
+            if ctx.infra is not None and tries == 2:
+                raise InfrastructureError(f"{ctx.infra} (twice in the properties check, "
+                                          "though the server answers the probe: an unreliable "
+                                          "link or server)")
+            if ctx.infra is None and outcome.unsure is None:
+                break  # a reproduced disagreement on a healthy server: the candidate's
+        assert outcome is not None
+    ctx = outcome.ctx
+    failure = outcome.failure
+    errored = ctx.errored if failure is not None else None
+    if failure is None and outcome.unsure is not None:
+        errored = (f"no verdict: {outcome.unsure}; it happened twice, on a server that "
+                   "answers the suite's probe")
+        failure = errored
     return PropertyResult(
         examples=ctx.runs, seed=chosen, passed=failure is None, failure=failure,
-        errored=ctx.errored if failure is not None else None,
-        vector_yaml=ctx.last_vector if failure is not None else None,
-        seconds=time.perf_counter() - started, skipped_ops=tuple(sorted(ctx.skipped)))
+        errored=errored, vector_yaml=ctx.last_vector if outcome.failure is not None else None,
+        seconds=time.perf_counter() - started, skipped_ops=tuple(sorted(ctx.skipped)),
+        ops_applied=ctx.applied)
+
+
+def _tracker(url: str, names: QueueNames, client: redis.Redis,
+             probe: str) -> snapshot.KeyFinder | None:
+    """A key tracker for `names` on a server holding keys not ours, or None (SCAN) when the
+    server will not track."""
+    try:
+        tracker = KeyTracker(url, names.run_id, root=names.root)
+    except (TrackingRefused, redis.RedisError):
+        return None
+    try:
+        tracker.check(client, probe)
+    except TrackingRefused:
+        return None
+    except BaseException:
+        tracker.close()
+        raise
+    return tracker
 
 
 def main(args: argparse.Namespace) -> int:
@@ -407,8 +548,13 @@ def main(args: argparse.Namespace) -> int:
           f"({result.examples_per_second:.1f} examples/s)")
     if result.skipped_ops:
         print(f"ops the candidate skips, left out: {', '.join(result.skipped_ops)}")
+    if result.passed and not result.ops_applied:
+        print("FAILED: nothing judged: the candidate skipped every op it was given "
+              f"({', '.join(result.skipped_ops) or 'no op ran'})")
+        return 1
     if result.passed:
-        print("passed: the candidate agreed with the model after every op")
+        print(f"passed: the candidate agreed with the model after each of its "
+              f"{result.ops_applied} applied ops")
         return 0
     print(f"FAILED: {result.failure}")
     return 1

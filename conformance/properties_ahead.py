@@ -9,9 +9,10 @@ verdict, message and exit code are the same as in-process.
 Only where the child can disturb nothing: a scripts candidate (no adapter process, whose pipe
 would be shared), on a single server the suite started, outside xdist, on Linux (forked
 children), and not under `BULLMQ_CONFORMANCE_SERIAL=1`. There is one child per CPU at most
-(the items are shared out in turn; a default run has one). Child i names its queues
-`bmqc-<run id>-pi-N`, which the batches' read-and-delete pattern (`bmqc-<run id>-` and six
-digits) never matches. If a child dies or sends nothing, its items run in-process as before.
+(the items are shared out in turn; a default run has one). Child i works in database i + 1 and
+names its queues `bmqc-<run id>-pi-N`, which the batches' read-and-delete pattern
+(`bmqc-<run id>-` and six digits) never matches. If a child dies or sends nothing, its items
+run in-process as before.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from conformance import batch, signals
 from conformance.errors import HarnessError
 from conformance.runner import QueueNames
+from conformance.servers import url_with_db
 from conformance.session import Run
 from reference_impl import versions
 
@@ -104,7 +106,7 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> Ahead | None:
         share = list(shards[index::count])
         receiving, sending = multiprocessing.Pipe(duplex=False)
         process = multiprocessing.get_context("fork").Process(
-            target=_child, args=(sending, run, share, f"{run.names.run_id}-p{index}"),
+            target=_child, args=(sending, run, share, f"{run.names.run_id}-p{index}", index),
             daemon=True)
         process.start()
         sending.close()
@@ -114,7 +116,7 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> Ahead | None:
 
 
 def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
-           run_id: str) -> None:
+           run_id: str, index: int) -> None:
     from conformance.properties import check_candidate
 
     # A signal to the terminal's process group ends the child at once; the parent stops it
@@ -122,11 +124,14 @@ def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
     for signum in signals.CAUGHT:
         signal.signal(signum, signal.SIG_DFL)
     assert run.server is not None  # usable() checked that the suite owns one
-    names = QueueNames(run_id)
+    names = QueueNames(run_id, root=run.names.root)
+    # A database of its own: the vectors' snapshots and the child's each find the keys a
+    # candidate wrote outside its queues, which must not be each other's.
+    url = url_with_db(run.server.url, 1 + index % 15)
     for name, examples, seed in shards:
         try:
             message: tuple[str, str, Any] = (name, "result", check_candidate(
-                run.candidate, run.server.url, run.profile, examples, seed,
+                run.candidate, url, run.profile, examples, seed,
                 start_candidate=False, names=names, cluster=False,
                 protocol=run.protocol or versions.CURRENT, owned=True))
         except BaseException as exc:  # sent to the item, which raises it as in-process

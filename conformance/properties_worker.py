@@ -129,7 +129,9 @@ class WorkerRules:
         self._apply(MoveJobFromActiveToWait(job_id, token))
 
     @precondition(_worker_protocol)
-    @rule(limit=st.integers(1, 3), duration=st.sampled_from((1000, 60000)))
+    # Windows of 30 s and more: the model's clock stands still while Redis's runs, and a
+    # window that ends in real time mid-example (1 s did, on a slow link) is no verdict.
+    @rule(limit=st.integers(1, 3), duration=st.sampled_from((30000, 60000)))
     def limited_fetch(self, limit: int, duration: int) -> None:
         """A fetch by a rate-limited worker."""
         self.fetches += 1

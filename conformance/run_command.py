@@ -20,10 +20,11 @@ import pytest
 
 from conformance import options
 from conformance.errors import Exit, Stopped, UsageError
-from conformance.outcomes import Tally
+from conformance.outcomes import Coverage
 
 if TYPE_CHECKING:
     from conformance.signals import SignalGuard
+    from conformance.terminal import RunReporter
 
 
 class _Collector:
@@ -31,14 +32,21 @@ class _Collector:
     infrastructure failure, and collection errors (vector files that do not load)."""
 
     def __init__(self) -> None:
-        self.tally = Tally()
+        self.coverage = Coverage()
         self.collect_errors: list[str] = []
         self.stopped: Stopped | None = None
+        #: Why the run must fail though nothing failed (`Coverage.problem`).
+        self.gate: str | None = None
+        #: What the run warns about at its end (`conformance.active_run.warnings`).
+        self.warnings: list[str] = []
 
-    def pytest_sessionfinish(self, session: Any) -> None:
-        from conformance.active_run import finished
+    def pytest_unconfigure(self, config: Any) -> None:
+        # Not at sessionfinish: a plugin whose sessionfinish fails (a --junit-xml file that
+        # cannot be written) skips the others', and the run's stop is known only after it.
+        from conformance.active_run import finished, warnings
 
-        self.tally, self.stopped = finished(session.config)
+        self.coverage, self.stopped, self.gate = finished(config)
+        self.warnings = warnings(config)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -73,13 +81,17 @@ def _check(args: argparse.Namespace) -> Path:
     # The candidate and Redis specs, the profile and prefix, and what cannot run on a cluster.
     Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix,
                    args.protocol))
+    options.required_ops(args.require_ops)  # an op name that is no op
     if args.expect:
         from conformance.vectors.expectations import load
 
         load(args.expect)
     vector_files(args.vectors)  # a clear error for a missing or empty directory
-    if args.summary_md is not None and not args.summary_md.parent.is_dir():
-        raise UsageError(f"--summary-md {args.summary_md}: no such directory")
+    # Reports are written at the end: a path that cannot take one is refused now, before
+    # Redis starts, not after every vector ran.
+    options.output_file("--report-json", args.report_json)
+    options.output_file("--summary-md", args.summary_md)
+    options.output_file("--junit-xml", args.junit_xml, makes_folders=True)  # pytest makes them
     if (args.last_failed or args.failed_first) and cache_dir() is None:
         raise UsageError("--lf and --ff remember failures in the cache, which "
                          "BULLMQ_CONFORMANCE_CACHE_DIR=off turns off")
@@ -134,9 +146,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run_with(args: argparse.Namespace, guard: SignalGuard, verbosity: int | None = None,
-         out: TextIO | None = None) -> int:
+         out: TextIO | None = None, reporter: RunReporter | None = None) -> int:
     """The run of `args`; `verbosity` overrides -q / -v (see `RunReporter`), `out` is where
-    the progress goes (standard output)."""
+    the progress goes (standard output); `reporter` replaces the reporter they make."""
     from conformance.terminal import RunReporter
 
     vectors = _check(args)
@@ -147,13 +159,19 @@ def run_with(args: argparse.Namespace, guard: SignalGuard, verbosity: int | None
         collector = _Collector()
         if verbosity is None:
             verbosity = -1 if args.quiet else int(args.verbose)
-        reporter = RunReporter(verbosity=verbosity, out=out)
+        reporter = reporter or RunReporter(verbosity=verbosity, out=out)
         plugins = [collector, reporter, _Workers(guard)]
         code = pytest.main(pytest_argv(args, vectors), plugins=plugins)
         if args.summary_md is not None:
             from conformance.reports.json_report import write_summary
 
-            write_summary(args.summary_md, args.report_json)
+            try:
+                write_summary(args.summary_md, args.report_json)
+            except OSError as exc:
+                collector.stopped = collector.stopped or Stopped.unwritten(
+                    "the summary", args.summary_md, exc)
+    for line in collector.warnings:
+        print(f"bullmq-conformance: {line}", file=sys.stderr)
     if guard.received is not None:
         return guard.report()
     if collector.stopped is not None:
@@ -167,7 +185,10 @@ def run_with(args: argparse.Namespace, guard: SignalGuard, verbosity: int | None
         if code == pytest.ExitCode.NO_TESTS_COLLECTED:
             print("bullmq-conformance: no vectors selected", file=sys.stderr)
         return Exit.USAGE
-    if collector.tally.failing:
+    if collector.gate is not None:  # nothing judged, or a --require-ops op skipped
+        print(f"bullmq-conformance: {collector.gate}", file=sys.stderr)
+        return Exit.FAILED
+    if collector.coverage.tally.failing:
         return Exit.FAILED
     if code == pytest.ExitCode.INTERRUPTED:
         return Exit.INTERRUPTED

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import re
 import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -19,13 +18,14 @@ from redis.exceptions import RedisClusterException
 
 from conformance import compare, snapshot
 from conformance.candidates.base import Candidate, QueueRef
+from conformance.candidates.script_call import UNKILLABLE, kill_runaway
 from conformance.errors import (
     CandidateError,
     CandidateSkipped,
     CandidateUnusable,
     InfrastructureError,
 )
-from conformance.outcomes import Outcome
+from conformance.outcomes import Outcome, SkipKind
 from conformance.servers import ServerInfo, capabilities, health
 from conformance.vectors import Vector
 from reference_impl import versions
@@ -36,6 +36,8 @@ from reference_impl.ops import Op, op_name
 from reference_impl.versions import Version
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+#: How long a script killed on a server the suite started may take to stop.
+KILL_WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -48,15 +50,25 @@ class Verdict:
     diff: tuple[str, ...] = field(default=())
     #: Our side closed the Redis connection during the vector (a reply it could not decode).
     closed_by_us: bool = False
+    #: Why it was skipped (SKIPPED only): whether it applies to the run is data, not wording.
+    skip: SkipKind | None = None
+    #: The ops the candidate does not support, when it skipped the vector for them.
+    skipped_ops: tuple[str, ...] = ()
+    #: On a shared server: names outside the run written while the vector ran (by the
+    #: candidate, or by another client), for a warning; never a verdict.
+    foreign_writes: tuple[str, ...] = ()
 
 
 class QueueNames:
     """Run-unique, fixed-width queue names, so no name is a substring of another."""
 
-    def __init__(self, run_id: str | None = None) -> None:
+    def __init__(self, run_id: str | None = None, root: str | None = None) -> None:
         self.run_id = run_id or secrets.token_hex(4)
-        #: What every queue name of the run starts with.
+        #: What every queue name of these names starts with.
         self.prefix = f"bmqc-{self.run_id}-"
+        #: What every queue name of the whole run starts with (its properties children name
+        #: their queues under a longer prefix of their own): a key without it is not the run's.
+        self.root = root or self.prefix
         self._counter = itertools.count(1)
 
     def next(self) -> str:
@@ -108,21 +120,17 @@ def seed_value(value: Any) -> str:
     return str(value)
 
 
-#: The skip reason of a vector of another protocol range (`other_range_reason`), parsed back.
-_OTHER_RANGE = re.compile(r"holds for bullmq [0-9.]+(?: up to [0-9.]+| on), (not the protocol "
-                          r"judged \([0-9.]+\))")
-
-
 def other_range_reason(vector: Vector, protocol: Version) -> str:
     """Why a vector whose range does not hold `protocol` is skipped."""
     return f"holds for bullmq {vector.span}, not the protocol judged ({versions.text(protocol)})"
 
 
-def skip_group(reason: str) -> str:
-    """The line a skip reason is counted under in a summary: every vector of another protocol
-    range together, any other reason as it is."""
-    found = _OTHER_RANGE.fullmatch(reason)
-    return f"holds for another protocol range, {found.group(1)}" if found else reason
+def skip_group(kind: SkipKind | None, reason: str, protocol: str | None) -> str:
+    """The line a skip is counted under in a summary: every vector of another protocol range
+    together (judged at `protocol`), any other reason as it is."""
+    if kind is SkipKind.RANGE and protocol is not None:
+        return f"holds for another protocol range, not the protocol judged ({protocol})"
+    return reason
 
 
 def run_vector(
@@ -168,7 +176,7 @@ def held(verdict: Verdict, client: redis.Redis, profile: KeyProfile, names: Queu
     `connection`: our connection's CLIENT ID at the vector's seed."""
     if verdict.outcome.failing and since is not None:
         fault = _hold_against_server(client, profile, names, server, since, connection,
-                                     verdict.vector)
+                                     verdict.vector, verdict.message)
         if fault is not None:  # a busy server whose script the suite could kill: its own
             return replace(verdict, message=f"{verdict.message} ({fault})")
     return verdict
@@ -176,13 +184,17 @@ def held(verdict: Verdict, client: redis.Redis, profile: KeyProfile, names: Queu
 
 def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueNames,
                          server: ServerInfo | None, since: health.Identity | None,
-                         connection: int | None, vector: Vector) -> str | None:
+                         connection: int | None, vector: Vector, cause: str = "") -> str | None:
     """Raise InfrastructureError when the server, not the candidate, is at fault.
 
-    A server busy in a script right after a vector errored is most likely running the
-    candidate's own runaway script. On a server the suite started, that script is killed and
-    the vector stays the candidate's (the note returned says so); on a `url:` server, which is
-    not ours to meddle with, the run stops, naming the likely cause.
+    `cause` is the failing verdict's message. A scripts candidate's call that runs past its
+    limit has been killed already (its vector errored), so a server still busy is running a
+    script that is not the candidate's, or one of the candidate's that has written and cannot
+    be killed (UNKILLABLE in `cause`: the run stops; on a server the suite started, the suite
+    shuts it down, the only end Redis allows). After an adapter errored, a busy script may be
+    its own or someone else's: on a server the suite started (only the run's processes use
+    it) it is killed and the vector stays the candidate's (the note returned says so); on a
+    `url:` server, not ours to meddle with, the run stops and says both.
     """
     if since is None:
         return None
@@ -192,13 +204,37 @@ def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueN
     if fault is None:
         return None
     if health.is_busy(fault):
-        if server is not None and server.private:
-            with contextlib.suppress(redis.RedisError):
-                client.script_kill()
+        private = server is not None and server.private
+        if UNKILLABLE in cause:
+            raise InfrastructureError(f"{_unkillable(client, private, cause)} (at vector "
+                                      f"{vector.id})")
+        if private:
+            try:
+                if not kill_runaway(client, KILL_WAIT_S):
+                    return None  # it ended by itself meanwhile
                 return "a script still ran after it, and the suite killed it with SCRIPT KILL"
-        fault += (" (most likely the candidate's own script, still running after the vector "
-                  "errored: a script that never ends is a defect of the candidate)")
+            except redis.ResponseError as exc:
+                if UNKILLABLE in str(exc):
+                    raise InfrastructureError(f"{_unkillable(client, True, cause)} (at vector "
+                                              f"{vector.id})") from None
+            except redis.RedisError:
+                pass
+        candidates = cause.startswith("candidate error in ")
+        fault = health.attributed(fault, health.EITHER if candidates else health.NOT_OURS)
     raise InfrastructureError(f"{fault} (at vector {vector.id})")
+
+
+def _unkillable(client: redis.Redis, private: bool, cause: str) -> str:
+    """The line that stops a run whose candidate's script cannot be killed: on a server the
+    suite started, after shutting it down (SHUTDOWN NOSAVE, the one end Redis allows)."""
+    reason = cause.split(": ", 1)[1] if cause.startswith("candidate error in ") else cause
+    what = f"a script of the candidate's cannot be killed: {reason}"
+    if private:
+        with contextlib.suppress(redis.RedisError):
+            client.shutdown(nosave=True)
+        return f"{what}; the suite shut its server down (SHUTDOWN NOSAVE)"
+    return (f"{what}; the server is not the suite's to shut down, and stays busy until the "
+            "script ends or someone runs SHUTDOWN NOSAVE")
 
 
 def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: KeyProfile,
@@ -224,8 +260,9 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                     break
             else:
                 # On a server of our own, the keys go with the read: nothing is left to delete.
-                snap = snapshot.take(client, queue, finder, delete=True,
-                                     owned=server is not None and server.private)
+                private = server is not None and server.private
+                snap = snapshot.take(client, queue, finder, delete=True, owned=private,
+                                     run_prefix=names.root if private else "")
         except BaseException as exc:
             if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
                 interrupted = True
@@ -233,8 +270,10 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
             raise
         finally:
             if interrupted:
-                with contextlib.suppress(redis.RedisError, RedisClusterException):
-                    snapshot.delete_queue(client, queue, finder=finder)
+                # Nothing more is sent on the way out of a signal (a stalled link would hold
+                # the exit): a server of our own is thrown away, and on a `url:` server the
+                # run's final sweep deletes this queue with the rest, waiting briefly.
+                pass
             elif early is not None:
                 # A refused cleanup must not hide why the vector ended (a server left busy by
                 # the candidate's script, say); a lost connection still ends the run.
@@ -244,7 +283,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 snapshot.delete_queue(client, queue, snap.names if snap is not None else None,
                                       finder)
     except REDIS_DOWN as exc:
-        raise InfrastructureError(f"Redis connection lost: {exc}") from None
+        raise InfrastructureError(health.connection_lost(exc)) from None
     except UnicodeDecodeError as exc:
         return Verdict(vector, Outcome.ERRORED, f"a key of the queue holds bytes that are not "
                        f"UTF-8 (written by the candidate): {_around(exc)}", closed_by_us=True)
@@ -273,17 +312,20 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
     """The skip of a vector decided before it runs (another range or profile, unmet `needs`,
     an op the candidate does not support), or None when it runs."""
     if not vector.span.holds(protocol):
-        return Verdict(vector, Outcome.SKIPPED, other_range_reason(vector, protocol))
+        return Verdict(vector, Outcome.SKIPPED, other_range_reason(vector, protocol),
+                       skip=SkipKind.RANGE)
     if vector.profile is not None and vector.profile != profile.name:
-        return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}")
+        return Verdict(vector, Outcome.SKIPPED, f"vector is for profile {vector.profile}",
+                       skip=SkipKind.PROFILE)
     missing = capabilities.unmet(vector.needs, profile, server)
     if missing is not None:
-        return Verdict(vector, Outcome.SKIPPED, missing)
+        return Verdict(vector, Outcome.SKIPPED, missing, skip=SkipKind.NEEDS)
     supported = candidate.capabilities.ops
     unsupported = sorted({op_name(op) for op in vector.when} - supported) if supported else []
     if unsupported:
         return Verdict(vector, Outcome.SKIPPED,
-                       f"candidate does not support {', '.join(unsupported)}")
+                       f"candidate does not support {', '.join(unsupported)}",
+                       skip=SkipKind.CANDIDATE, skipped_ops=tuple(unsupported))
     return None
 
 
@@ -296,7 +338,8 @@ def _apply(vector: Vector, candidate: Candidate, client: redis.Redis, queue: Que
         return Verdict(vector, Outcome.ERRORED, f"candidate error in {op_name(op)}: {exc}")
     except CandidateSkipped as exc:
         return Verdict(vector, Outcome.SKIPPED,
-                       f"candidate does not support {op_name(op)}: {exc.reason}")
+                       f"candidate does not support {op_name(op)}: {exc.reason}",
+                       skip=SkipKind.CANDIDATE, skipped_ops=(op_name(op),))
     except UnicodeDecodeError as exc:
         return Verdict(vector, Outcome.ERRORED, f"candidate error in {op_name(op)}: its reply "
                        f"holds bytes that are not UTF-8: {_around(exc)}", closed_by_us=True)
@@ -334,6 +377,7 @@ def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
     diff = compare.compare_returns(vector.returns, results, [op_name(op) for op in vector.when])
     diff += compare.compare_keys(vector.keys, snap.keys)
     diff += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
+    diff += foreign_lines(snap)
     if vector.one_slot:
         diff += _slot_diff(queue, [*(queue.key(s) for s in snap.keys), *snap.stray])
     if vector.key_names is not None:
@@ -341,6 +385,13 @@ def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
         wanted = [k.replace(QUEUE_PLACEHOLDER, queue.name) for k in vector.key_names]
         diff += compare.compare_key_names(wanted, actual)
     return diff
+
+
+def foreign_lines(snap: snapshot.Snapshot) -> list[str]:
+    """The keys a candidate wrote outside every queue of the run, on a server the suite
+    started (where no one else writes)."""
+    return [f"key outside every queue of the run: {name} (on a server the suite started only "
+            "the candidate writes; deleted)" for name in snap.foreign]
 
 
 def _slot_diff(queue: QueueRef, names: list[str]) -> list[str]:

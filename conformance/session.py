@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -19,8 +20,9 @@ from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.candidates.scripts import ScriptsCandidate
 from conformance.errors import HarnessError, InfrastructureError, UsageError
-from conformance.keytracker import KeyTracker, TrackingRefused
+from conformance.keytracker import KeysFlushed, KeyTracker, TrackingRefused
 from conformance.options import ADAPTER_TIMEOUT_S, CURRENT_PROTOCOL, EVERY_PROTOCOL
+from conformance.outcomes import Outcome
 from conformance.runner import QueueNames, Verdict, run_vector
 from conformance.servers import capabilities, health
 from conformance.snapshot import glob_escape
@@ -33,6 +35,8 @@ SUITE_VERSION = reference_impl.__version__
 #: The vectors due after one (each with the protocol it is judged at), or what gives them.
 Ahead = Sequence[tuple[Vector, Version]] | Callable[[], Sequence[tuple[Vector, Version]]]
 _SWEEP_BATCH = 1000
+#: Seconds the final sweep waits for a server after a signal (the 1 s promise of a stop).
+_INTERRUPTED_TIMEOUT_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,20 @@ def protocol_version(raw: str) -> Version | None:
     except ValueError as exc:
         spans = ", ".join(str(span) for span in versions.supported_ranges())
         raise UsageError(f"--protocol: {exc}; the supported ranges are {spans}") from None
+
+
+def foreign_warnings(seen: Counter[str]) -> list[str]:
+    """The warning about names outside the run written on a shared server while vectors ran
+    (`seen`: by how many vectors), or none."""
+    if not seen:
+        return []
+    shown = ", ".join(f"{name} ({count} vector{'s' if count > 1 else ''})"
+                      for name, count in seen.most_common(5))
+    more = len(seen) - 5
+    return [f"warning: keys outside the run's queues were written on the shared server while "
+            f"vectors ran, by the candidate or by another client: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "; a port must write only under its queue's prefix"]
 
 
 def profile_for(name: str, prefix: str | None = None) -> KeyProfile:
@@ -113,6 +131,11 @@ class Run:
     _batches: batch.Batches | None = None
     _next: batch.Ticket | None = None
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    #: On a shared server: names outside the run written while vectors ran, by how many
+    #: vectors saw them (`warnings`).
+    foreign_writes: Counter[str] = field(default_factory=Counter)
+    #: Why keys of the run may be left on a `url:` server after close(), or None.
+    left_behind: str | None = None
 
     def __post_init__(self) -> None:
         self.candidate = from_spec(self.options.candidate, self.options.adapter_timeout)
@@ -165,7 +188,7 @@ class Run:
         if server.owned or server.cluster:
             return
         try:
-            tracker = KeyTracker(server.url, self.names.run_id)
+            tracker = KeyTracker(server.url, self.names.run_id, root=self.names.root)
         except TrackingRefused as exc:
             self.scan_reason = str(exc)
             return
@@ -213,8 +236,34 @@ class Run:
             return self._batched(due[:batch.BATCH_SIZE], due[batch.BATCH_SIZE:], protocol)
         if self._batches is not None:
             self._batches.settle()
-        return run_vector(vector, self.candidate, self.client, self.profile, self.names,
-                          self.server, self.identity, protocol=protocol, finder=self.tracker)
+        try:
+            return self._serial(vector, protocol)
+        except KeysFlushed:
+            # Someone else flushed the shared server while the vector ran: its keys may be
+            # gone, through no fault of the candidate. Run it again, on a fresh queue.
+            try:
+                return self._serial(vector, protocol)
+            except KeysFlushed as exc:
+                raise InfrastructureError(f"{exc}, twice during vector {vector.id}") from None
+
+    def _serial(self, vector: Vector, protocol: Version) -> Verdict:
+        assert self.client is not None
+        verdict = run_vector(vector, self.candidate, self.client, self.profile, self.names,
+                             self.server, self.identity, protocol=protocol, finder=self.tracker)
+        if self.tracker is not None and verdict.outcome.failing and self.tracker.flushed():
+            raise KeysFlushed  # after the keys were listed: the snapshot may lack some
+        if self.tracker is not None and verdict.outcome is not Outcome.SKIPPED:
+            seen = self.tracker.foreign_writes()
+            if seen:
+                self.foreign_writes.update(seen)
+                verdict = replace(verdict, foreign_writes=tuple(seen))
+        return verdict
+
+    def warnings(self) -> list[str]:
+        """What the run saw that may be wrong but is no verdict: on a shared server, keys
+        written outside the run's queues while vectors ran; keys the cleanup had to leave."""
+        return [*foreign_warnings(self.foreign_writes),
+                *([f"warning: {self.left_behind}"] if self.left_behind else [])]
 
     def _batched(self, now: list[Vector], later: list[Vector], protocol: Version) -> Verdict:
         """The verdict of now[0], judging `now` as one batch (the one sent ahead, when it is
@@ -270,13 +319,17 @@ class Run:
     def _sweep(self, server: servers.ServerInfo) -> int:
         """UNLINK every key whose name contains this run's queue-name prefix; return the count.
 
-        Never raises a Redis error: close() must still stop what start() started.
+        Never raises a Redis error: close() must still stop what start() started. When keys
+        may be left (the server refuses writes, or does not answer), `left_behind` says so.
         """
         # A fresh client: the run's own may have been cut mid-reply by an interrupt, and a dead
-        # server must fail fast instead of through redis-py's default retries.
+        # server must fail fast instead of through redis-py's default retries. After a signal
+        # the user is waiting: a server that does not answer at once is left as it is.
         # On a cluster, scan_iter visits every primary and unlink splits keys by slot.
+        interrupted = signals.active().received is not None
         try:
-            client = servers.client_for(server, fail_fast=True)
+            client = servers.client_for(server, fail_fast=True,
+                                        timeout=_INTERRUPTED_TIMEOUT_S if interrupted else None)
         except (redis.RedisError, RedisClusterException):
             return 0  # no cluster node answers
         pattern = f"*{glob_escape(self.names.prefix)}*"
@@ -284,9 +337,14 @@ class Run:
         batch: list[str] = []
         try:
             # Every name tracking saw (when it never broke), instead of a scan of the keyspace.
-            tracked = self.tracker.sweep(client) if self.tracker is not None else None
+            tracked = (self.tracker.sweep(client, _INTERRUPTED_TIMEOUT_S if interrupted else None)
+                       if self.tracker is not None else None)
             if tracked is not None:
                 return tracked
+            if interrupted and self.tracker is not None and self.tracker.broke_now:
+                # The tracker's last wait ran out after a signal: the link or the server does
+                # not answer, and a scan would wait as long again.
+                raise redis.TimeoutError(f"no reply within {_INTERRUPTED_TIMEOUT_S} s")
             for name in client.scan_iter(match=pattern, count=_SWEEP_BATCH):
                 batch.append(name)
                 if len(batch) >= _SWEEP_BATCH:
@@ -294,8 +352,16 @@ class Run:
                     batch.clear()
             if batch:
                 removed += client.unlink(*batch)
-        except (redis.RedisError, RedisClusterException):
-            pass  # unreachable, or refused (e.g. an ACL): what is left cannot be cleaned by us
+        except redis.ConnectionError:
+            pass  # the server is gone (killed, restarted): the run's stop already says so
+        except (redis.RedisError, RedisClusterException, OSError) as exc:
+            # Too slow (a stalled link), or refused (a replica now, an ACL): what is left
+            # cannot be cleaned by us, and the user is told where it is.
+            why = health.server_state(exc) or f"{type(exc).__name__}: {exc}".splitlines()[0]
+            self.left_behind = (f"keys of this run may be left on the server (the cleanup "
+                                f"failed: {why}): their names hold {self.names.prefix!r}; "
+                                f"delete them with: redis-cli -u URL --scan --pattern "
+                                f"'{pattern}' | xargs redis-cli -u URL unlink")
         finally:
             with contextlib.suppress(redis.RedisError, RedisClusterException):
                 client.close()

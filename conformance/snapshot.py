@@ -26,6 +26,9 @@ class Snapshot:
     keys: dict[str, dict[str, Any]]
     stray: tuple[str, ...]
     names: tuple[str, ...] = ()  # the key names found and not deleted yet, to delete after
+    #: On a server the suite started: keys outside every queue of the run, which no one but
+    #: the candidate can have written (already deleted when found).
+    foreign: tuple[str, ...] = ()
 
 
 class KeyFinder(Protocol):
@@ -52,15 +55,17 @@ def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
 
 
 def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None, *,
-         owned: bool = False, delete: bool = False) -> Snapshot:
+         owned: bool = False, delete: bool = False, run_prefix: str = "") -> Snapshot:
     """Snapshot a queue in one round trip, after listing its keys with `finder` (by default a
     SCAN of the keyspace). On a single server the suite owns (`owned`), which holds no one
     else's keys, the SCAN runs inside the read script: one round trip in all; with `delete`,
     that script also deletes each key it read, and the snapshot's `names` is empty (nothing is
-    left to delete)."""
+    left to delete). There, with `run_prefix` (`bmqc-<run id>-`), the script also finds and
+    deletes every key whose name lacks it: the snapshot's `foreign`."""
     if owned and finder is None:
-        read = _read(client, [], queue_pattern(queue), "1" if delete else "0")
-        snap = snapshots(read, [(list(read), queue.base)])[0]
+        read, foreign = _read_all(client, [], queue_pattern(queue), "1" if delete else "0",
+                                  *([run_prefix] if run_prefix else []))
+        snap = replace(snapshots(read, [(list(read), queue.base)])[0], foreign=foreign)
         return replace(snap, names=()) if delete else snap
     names = finder.keys_of(client, queue) if finder is not None else queue_keys(client, queue)
     return read_many(client, [(names, queue.base)])[0]
@@ -71,7 +76,9 @@ def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None, 
 #: is decoded in C: read key by key, parsing the replies was most of a run's client time. The
 #: keys are KEYS; or, when ARGV[1] is a pattern, every key a SCAN MATCH finds, which only a
 #: server the suite owns may be asked (a crowded server would be blocked while it scans).
-#: ARGV[2] = "1" deletes each key once read.
+#: ARGV[2] = "1" deletes each key once read. ARGV[3], the run's name prefix, also lists and
+#: deletes every key lacking it (`[names, entries, foreign]`): on a server the suite owns,
+#: such a key can only be the candidate's write outside its queue.
 READ_KEYS = """
 local names = KEYS
 if ARGV[1] and ARGV[1] ~= '' then
@@ -110,7 +117,23 @@ for i, name in ipairs(names) do
     redis.call('UNLINK', name)
   end
 end
-return cmsgpack.pack({names, out})
+local foreign = {}
+if ARGV[3] then
+  local cursor = '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'COUNT', 10000)
+    cursor = page[1]
+    for _, name in ipairs(page[2]) do
+      if not string.find(name, ARGV[3], 1, true) then
+        foreign[#foreign + 1] = name
+      end
+    end
+  until cursor == '0'
+  for _, name in ipairs(foreign) do
+    redis.call('UNLINK', name)
+  end
+end
+return cmsgpack.pack({names, out, foreign})
 """
 READ_KEYS_SHA = hashlib.sha1(READ_KEYS.encode()).hexdigest()
 #: What a `READ_KEYS` call read (`decode_read`): each key's [type, content...], by name.
@@ -136,30 +159,42 @@ def read_many(client: redis.Redis, groups: Sequence[tuple[Sequence[str], str]]
 
 
 def _read(client: redis.Redis, keys: list[str], *args: str) -> Read:
+    """One `READ_KEYS` call (see `_read_all`), without the foreign keys."""
+    return _read_all(client, keys, *args)[0]
+
+
+def _read_all(client: redis.Redis, keys: list[str], *args: str) -> tuple[Read, tuple[str, ...]]:
     """One `READ_KEYS` call: by its SHA, or with its body after NOSCRIPT (a SCRIPT FLUSH can
-    come at any time, even between a reload and the call)."""
+    come at any time, even between a reload and the call). What it read, and the foreign
+    keys it found (when asked, see `READ_KEYS`)."""
     for command, script in (("EVALSHA", READ_KEYS_SHA), ("EVAL", READ_KEYS)):
         try:
             blob = client.execute_command(command, script, len(keys), *keys, *args,
                                           **{NEVER_DECODE: True})
         except redis.exceptions.NoScriptError:
             continue
-        return decode_read(cast(bytes, blob))
+        return decode_read_all(cast(bytes, blob))
     raise AssertionError("EVAL never answers NOSCRIPT")
 
 
-def read_matching(pipe: redis.client.Pipeline, pattern: str) -> None:
-    """Queue on `pipe` the reading, then deleting, of every key matching the SCAN `pattern`
-    (`READ_KEYS`, which must be loaded); `decode_read` decodes the reply. Only for a server the
-    suite owns."""
-    pipe.execute_command("EVALSHA", READ_KEYS_SHA, 0, pattern, "1", **{NEVER_DECODE: True})
+def read_matching(pipe: redis.client.Pipeline, pattern: str, run_prefix: str) -> None:
+    """Queue on `pipe` the reading, then deleting, of every key matching the SCAN `pattern`,
+    and the listing and deleting of every key lacking `run_prefix` (`READ_KEYS`, which must be
+    loaded); `decode_read_all` decodes the reply. Only for a server the suite owns."""
+    pipe.execute_command("EVALSHA", READ_KEYS_SHA, 0, pattern, "1", run_prefix,
+                         **{NEVER_DECODE: True})
 
 
 def decode_read(blob: bytes) -> Read:
     """The keys a `READ_KEYS` call read, by name. A value that is not UTF-8 raises
     UnicodeDecodeError, as a decoding client would."""
-    names, entries = msgpack.unpackb(blob, raw=False)
-    return dict(zip(names, entries, strict=True))
+    return decode_read_all(blob)[0]
+
+
+def decode_read_all(blob: bytes) -> tuple[Read, tuple[str, ...]]:
+    """`decode_read`, and the foreign keys the call found (see `READ_KEYS`)."""
+    names, entries, foreign = msgpack.unpackb(blob, raw=False)
+    return dict(zip(names, entries, strict=True)), tuple(sorted(foreign))
 
 
 def snapshots(read: Read, groups: Sequence[tuple[Sequence[str], str]]) -> list[Snapshot]:

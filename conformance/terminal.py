@@ -1,10 +1,13 @@
 """The terminal output of `bullmq-conformance run`, in place of pytest's own reporter.
 
 The command line runs pytest with `-p no:terminal` and this reporter: the run header, one
-progress mark per vector (or one line each with `-v`), the failures and errors with their
-diffs, the skip reasons grouped, and a closing tally. Nothing of pytest's machinery (rootdir,
-config file, plugin list, internal file names) reaches the user. Why a run stopped early is not
-printed here: the command line prints it once, on stderr.
+progress mark per vector (or one line each with `-v`), one line of marks per vector file even
+when parallel workers report out of order, the failures and errors with their diffs, the skip
+reasons grouped (skipped by the candidate, then not applicable), the ops the candidate
+skipped, and a closing tally of how many applicable vectors were judged. Nothing of pytest's
+machinery (rootdir, config file, plugin list, internal file names) reaches the user. Why a run
+stopped early, or must fail though nothing failed, is not printed here: the command line prints
+it once, on stderr.
 
 Under plain pytest with the plugin (a port's own test suite) pytest's reporter is kept.
 """
@@ -14,12 +17,15 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 import pytest
 
 from conformance.active_run import RUN_KEY, outcome_of
-from conformance.outcomes import Outcome, Tally
+from conformance.items import skip_of
+from conformance.outcomes import Counted, Coverage, Outcome, SkipKind
+from conformance.reports.json_report import coverage_text, skipped_ops_text
 from conformance.runner import skip_group
 
 _MARK = {Outcome.PASSED: ".", Outcome.FAILED: "F", Outcome.ERRORED: "E",
@@ -44,9 +50,15 @@ class RunReporter:
         self.done = 0
         self.total = 0
         self.deselected = 0
-        self.outcomes: list[Outcome] = []
+        self.results: list[Counted] = []
         self.details: list[tuple[Outcome, str]] = []
-        self.skips: Counter[str] = Counter()
+        #: Skip reasons counted: those the candidate chose, those that do not apply.
+        self.by_candidate: Counter[str] = Counter()
+        self.not_applicable: Counter[str] = Counter()
+        #: Results still to come per progress line (from the collection; unknown: 0), and the
+        #: marks of lines other than the one on screen, by line, in the order first seen.
+        self.left: Counter[str] = Counter()
+        self.pending: dict[str, list[str]] = {}
 
     def _write(self, text: str) -> None:
         self.out.write(text)
@@ -78,9 +90,19 @@ class RunReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """How many vectors (and property items) will run."""
         self.total = len(session.items)
+        self._expect(item.nodeid for item in session.items)
         if self.total or self.deselected:
             left_out = f" ({self.deselected} deselected)" if self.deselected else ""
             self._line(f"{self.total} selected{left_out}")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """xdist: what one worker collected (every worker collects the same items)."""
+        if not self.left:
+            self._expect(ids)
+
+    def _expect(self, nodeids: Iterable[str]) -> None:
+        self.left = Counter(_group(nodeid) for nodeid in nodeids)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """One mark per result (one line with -v); keep what the summary shows."""
@@ -88,9 +110,14 @@ class RunReporter:
         if outcome is None:
             return
         self.done += 1
-        self.outcomes.append(outcome)
+        kind, ops = skip_of(report.user_properties)
+        self.results.append((outcome, kind, ops))
         if outcome is Outcome.SKIPPED:
-            self.skips[skip_group(_skip_reason(report))] += 1
+            kind = kind or SkipKind.CANDIDATE
+            protocol = dict(report.user_properties).get("protocol")
+            group = skip_group(kind, _skip_reason(report),
+                               None if protocol is None else str(protocol))
+            (self.by_candidate if kind.applicable else self.not_applicable)[group] += 1
         elif outcome.failing:
             self.details.append((outcome, report.longreprtext.strip()))
         if self.verbosity <= SILENT:
@@ -101,11 +128,34 @@ class RunReporter:
             self._mark(_group(report.nodeid), _MARK[outcome])
 
     def _mark(self, group: str, mark: str) -> None:
-        if self.verbosity == 0 and group != self.group:
+        """Show `mark` on `group`'s line. Parallel workers report out of order: a mark of
+        another line than the one on screen waits until that line's results are all in, so
+        that each file keeps one line (wrapped at 80 columns), while the line on screen
+        still shows progress."""
+        if self.verbosity < 0:  # -q: marks only, no lines per file
+            self._put(mark)
+            return
+        self.left[group] -= 1
+        self.pending.setdefault(group, []).append(mark)
+        self._flush()
+
+    def _flush(self, every: bool = False) -> None:
+        """Write the marks of the line on screen; while it is complete (or `every`), open
+        the next line with marks waiting, first seen first."""
+        while True:
+            if self.group is not None:
+                for mark in self.pending.pop(self.group, ()):
+                    self._put(mark)
+                if self.left[self.group] > 0 and not every:
+                    return
+            if not self.pending:
+                return
+            self.group = next(iter(self.pending))
             self._end_marks()
-            self._write(f"{group} ")
-            self.column = len(group) + 1
-            self.group = group
+            self._write(f"{self.group} ")
+            self.column = len(self.group) + 1
+
+    def _put(self, mark: str) -> None:
         if self.column >= _WIDTH:
             self._end_marks()
         self._write(mark)
@@ -115,8 +165,9 @@ class RunReporter:
         """Failures and errors in full, the skip reasons, then the tally (nothing when Redis
         could not start: the command line says why)."""
         active = session.config.stash.get(RUN_KEY, None)
-        if active is not None and active.stopped is not None and not self.outcomes:
+        if active is not None and active.stopped is not None and not self.results:
             return
+        self._flush(every=True)  # lines cut short by -x or a stop
         self._end_marks()
         for outcome in (Outcome.FAILED, Outcome.ERRORED) if self.verbosity > SILENT else ():
             shown = [text for kind, text in self.details if kind is outcome]
@@ -125,21 +176,31 @@ class RunReporter:
                 self._line(f"--- {outcome.value} ({len(shown)}) ---")
                 for text in shown:
                     self._line(text)
-        if self.skips and self.verbosity >= 0:
-            self._line()
-            self._line(f"--- skipped ({sum(self.skips.values())}) ---")
-            for reason, count in self.skips.most_common():
-                self._line(f"{count:4d} x {reason}")
+        for title, skips in (("skipped by the candidate", self.by_candidate),
+                             ("not applicable", self.not_applicable)):
+            if skips and self.verbosity >= 0:
+                self._line()
+                self._line(f"--- {title} ({sum(skips.values())}) ---")
+                for reason, count in skips.most_common():
+                    self._line(f"{count:4d} x {reason}")
+        skipped_ops = skipped_ops_text(Coverage.of(self.results))
+        if skipped_ops is not None and self.verbosity > SILENT:
+            self._line(skipped_ops)
         self._line(self.tally_line())
 
     def tally_line(self) -> str:
-        """e.g. `188 failed, 18 passed, 73 skipped in 2.31 s`."""
-        tally = Tally.of(self.outcomes)
-        parts = [f"{tally.count(o)} {o.value}" for o in
-                 (Outcome.FAILED, Outcome.ERRORED, Outcome.PASSED, Outcome.SKIPPED,
-                  Outcome.XFAILED) if tally.count(o)]
+        """The outcomes of the judged vectors out of the applicable ones, and why the rest
+        were not judged: `3 failed, 430 passed of 445 applicable, 12 skipped by the candidate;
+        408 not applicable (other protocol ranges) in 2.31 s`."""
+        coverage = Coverage.of(self.results)
+        tally = coverage.tally
         took = time.monotonic() - self.started
-        return f"{', '.join(parts) or 'nothing ran'} in {took:.2f} s"
+        if not tally.total:
+            return f"nothing ran in {took:.2f} s"
+        parts = [f"{tally.count(o)} {o.value}" for o in
+                 (Outcome.FAILED, Outcome.ERRORED, Outcome.PASSED, Outcome.XFAILED)
+                 if tally.count(o)]
+        return f"{coverage_text(coverage, ', '.join(parts) or None)} in {took:.2f} s"
 
 
 def _group(nodeid: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,8 +24,13 @@ pytest_plugins = ["report_helpers", "chromium_helpers", "tests.fault_helpers"]
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[servers.ServerInfo]:
-    """A Redis we own for the session (redis-server on PATH, else what `auto` finds)."""
-    with servers.provision(os.environ.get("BMQC_TEST_REDIS", "auto")) as info:
+    """A Redis we own for the session: a redis-server >= 7 on PATH, else the dev extra's
+    embedded Valkey (`server_binary`), or what $BMQC_TEST_REDIS names."""
+    # Imported here: a plugin module imported by this file before pytest registers it (in
+    # pytest_plugins) would not have its asserts rewritten.
+    from tests.fault_helpers import redis_spec
+
+    with servers.provision(redis_spec()) as info:
         yield info
 
 
@@ -81,6 +88,25 @@ def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
 
 # A port's repository used as a fixture by test_port_repo.py: its tests are not ours.
 collect_ignore = ["port_repo"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep hypothesis's storage (our @given tests' examples, its caches of constants and
+    Unicode data) in the suite's cache directory, a temporary one when the cache is off:
+    by default it is `.hypothesis/` in the current directory, and our run leaves nothing in
+    the checkout. `$HYPOTHESIS_STORAGE_DIRECTORY`, when set, wins."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    from conformance.resources import cache_dir
+
+    base = cache_dir()
+    if base is None:
+        scratch = tempfile.mkdtemp(prefix="bmqc-tests-hypothesis-")
+        config.add_cleanup(lambda: shutil.rmtree(scratch, ignore_errors=True))
+        base = Path(scratch)
+    set_hypothesis_home_dir(base / "hypothesis")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

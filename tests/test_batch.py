@@ -27,6 +27,7 @@ from conformance.selftest.mutants import batches, write_mutant
 from conformance.servers import ServerInfo, client_for
 from conformance.session import profile_for
 from conformance.vectors import Vector
+from tests.fault_helpers import local_spec
 
 PROFILE = profile_for("bullmq")
 #: An expiry's remaining time in a diff is a clock reading: it differs between two serial runs.
@@ -138,7 +139,7 @@ def test_a_vector_with_an_op_error_runs_again_serially(
 def test_an_interrupt_cleans_up_the_batch(every_vector: list[Vector], client: redis.Redis,
                                           redis_server: ServerInfo,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(pipe: redis.client.Pipeline, pattern: str) -> None:
+    def interrupted(pipe: redis.client.Pipeline, pattern: str, run_prefix: str) -> None:
         pipe.execute()  # the seeds and ops land; the interrupt comes before the read
         raise KeyboardInterrupt
 
@@ -157,7 +158,7 @@ def test_a_lost_connection_is_an_infrastructure_error(every_vector: list[Vector]
     def lost(*args: Any) -> None:
         raise redis.ConnectionError("gone")
 
-    monkeypatch.setattr(batch.snapshot, "decode_read", lost)
+    monkeypatch.setattr(batch.snapshot, "decode_read_all", lost)
     with pytest.raises(InfrastructureError, match="Redis connection lost: gone"):
         batch.run_vectors(every_vector, ScriptsCandidate(lua_dir()), client, PROFILE,
                           QueueNames(), redis_server)
@@ -184,7 +185,7 @@ def _cli_run(tmp_path: Path, label: str, serial: bool, *args: str) -> tuple[dict
     env = {k: v for k, v in os.environ.items() if k != batch.SERIAL_ENV}
     if serial:
         env[batch.SERIAL_ENV] = "1"
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis", "local",
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis", local_spec(),
                            "--examples", "0", "--seed", "1", "--report-json", str(report),
                            *args], capture_output=True, text=True, timeout=300, env=env,
                           check=False)

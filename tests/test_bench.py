@@ -3,7 +3,9 @@ with diffs that differ in nearly every entry of the largest key, and the line is
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from conformance.selftest import bench_figures as figures
 from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
 from conformance.session import profile_for
 from conformance.vectors import Vector
+from tests.fault_helpers import local_spec
 
 #: The largest keys of the vector set: a 7001-item list, 4096/4097-job bands, 1000 events.
 BIG = ("pause/legacy-7001-leaves-one", "band-bump/4096-fills-band", "band-bump/4097-saturates",
@@ -77,10 +80,17 @@ def test_bench_prints_the_failing_candidate_line(
     monkeypatch.setattr(bench, "iter_vectors", lambda files: iter(big_vectors))
     monkeypatch.setattr(figures, "mutants_seconds",
                         lambda scripts, spec: 4.0 if scripts == "reference" else None)
-    monkeypatch.setattr(figures, "crowded_runs",
-                        lambda foreign, timeout: figures.Crowded(foreign, 2.0, None, timeout))
+    crowded_specs: list[str] = []
+
+    def crowded_runs(foreign: int, timeout: float, spec: str) -> list[figures.Crowded]:
+        crowded_specs.append(spec)
+        return [figures.Crowded("--examples 0", foreign, 2.0, 2.2, timeout),
+                figures.Crowded("default run", foreign, 2.0, None, timeout)]
+
+    monkeypatch.setattr(figures, "crowded_runs", crowded_runs)
     assert cli.main(["bench", "--redis", redis_url, "--repeat", "1", "--foreign-keys", "5000",
                      "--foreign-timeout", "30"]) == 0
+    assert crowded_specs == ["local"]  # beside a url: server, servers of our own are local ones
     out = capsys.readouterr().out.splitlines()
     _check_scale_lines(out)
     start = next(i for i, line in enumerate(out) if line.startswith("  failing candidate"))
@@ -127,10 +137,12 @@ def _check_scale_lines(out: list[str]) -> None:
     assert out[start + 1:start + 3] == ["    mutants --scripts reference :   4.00 s",
                                         "    mutants --scripts official  : not installed, "
                                         "skipped"]
-    start = out.index("  url: run, --examples 0, server with 5,000 foreign keys vs empty (new "
-                      "processes; target <= 1.5x):")
-    assert out[start + 1] == ("    empty   2.00 s, crowded stopped after 30 s (> 15x; "
-                              "--foreign-keys and --foreign-timeout choose)")
+    start = out.index("  url: run, server with 5,000 foreign keys vs empty (new processes; "
+                      "target <= 1.5x each):")
+    assert out[start + 1:start + 3] == [
+        "    --examples 0 : empty   2.00 s, crowded   2.20 s, ratio  1.10x",
+        "    default run  : empty   2.00 s, crowded stopped after 30 s (> 15x; --foreign-keys "
+        "and --foreign-timeout choose)"]
 
 
 def test_copies_run_under_fresh_ids(big_vectors: list[Vector]) -> None:
@@ -155,18 +167,68 @@ def test_the_pipelined_replay_sends_every_command_in_order_2000_at_a_time(
         client.delete(key)
 
 
-def test_the_crowded_url_run_beside_the_empty_one() -> None:
-    # Real servers and runs, small: 1,000 foreign keys, one area.
-    found = figures.crowded_runs(1000, 120.0, "-k", "key-naming")
-    assert found.foreign == 1000 and found.empty > 0 and found.crowded is not None
-    line = figures.crowded_lines(found)[1]
-    assert re.fullmatch(r"    empty +\d+\.\d\d s, crowded +\d+\.\d\d s, ratio +\d+\.\d\dx", line)
-    assert figures.crowded_lines(figures.Crowded(0, 1.0, None, 9.0))[1] == (
-        "    empty   1.00 s (crowded run skipped: --foreign-keys 0)")
+def test_the_crowded_url_runs_beside_the_empty_ones() -> None:
+    # Real servers and runs, small: 1,000 foreign keys, one area and the properties item.
+    found = figures.crowded_runs(1000, 120.0, "-k", "key-naming or properties",
+                                 spec=local_spec())
+    assert [run.label for run in found] == ["--examples 0", "default run"]
+    for run in found:
+        assert run.foreign == 1000 and run.empty > 0 and run.crowded is not None, run
+        assert run.exit == 0, run
+    lines = figures.crowded_lines(found)
+    assert lines[0] == ("  url: run, server with 1,000 foreign keys vs empty (new processes; "
+                        "target <= 1.5x each):")
+    for label, line in zip(("--examples 0", "default run "), lines[1:], strict=True):
+        assert re.fullmatch(rf"    {label} : empty +\d+\.\d\d s, crowded +\d+\.\d\d s, "
+                            r"ratio +\d+\.\d\dx", line), line
+
+
+def test_the_default_run_beside_the_vectors_alone_on_the_same_servers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both runs time the same empty server, then the same crowded one; only the vectors
+    alone say `--examples 0` (the default run has its properties item)."""
+    ran: list[tuple[str, ...]] = []
+    crowded_urls: list[str] = []
+    real_server = figures.crowded_server
+
+    @contextlib.contextmanager
+    def server(foreign: int, spec: str = "local") -> Iterator[str]:
+        with real_server(foreign, spec) as url:
+            if foreign:
+                crowded_urls.append(url)
+            yield url
+
+    def cli_run(*argv: str, timeout: float | None = None) -> tuple[float, int, str]:
+        """Faked times: 2 s empty, 3 s crowded, where the default run fails."""
+        ran.append(argv)
+        if argv[-1] not in crowded_urls:
+            return 2.0, 0, ""
+        return (3.0, 0, "") if "--examples" in argv else (3.0, 1, "1 failed, 444 passed")
+
+    monkeypatch.setattr(figures, "_cli_run", cli_run)
+    monkeypatch.setattr(figures, "crowded_server", server)
+    found = figures.crowded_runs(50, 9.0, "-k", "x", spec=local_spec())
+    assert [argv[:-2] for argv in ran] == 2 * [
+        ("run", "-q", "--seed", "1", "-k", "x", "--examples", "0"),
+        ("run", "-q", "--seed", "1", "-k", "x")]
+    servers_used = [argv[-1] for argv in ran]
+    assert servers_used[0] == servers_used[1] != servers_used[2] == servers_used[3]
+    assert figures.crowded_lines(found)[1:] == [
+        "    --examples 0 : empty   2.00 s, crowded   3.00 s, ratio  1.50x",
+        "    default run  : empty   2.00 s, crowded   3.00 s, ratio  1.50x, exit 1, not 0: a "
+        "false verdict on the reference (1 failed, 444 passed)"]
+
+
+def test_the_crowded_lines_without_foreign_keys() -> None:
+    found = [figures.Crowded(label, 0, 1.0, None, 9.0) for label, _ in figures.CROWDED_RUNS]
+    assert figures.crowded_lines(found) == [
+        "  url: run, server with 0 foreign keys vs empty (new processes; target <= 1.5x each):",
+        "    --examples 0 : empty   1.00 s (crowded run skipped: --foreign-keys 0)",
+        "    default run  : empty   1.00 s (crowded run skipped: --foreign-keys 0)"]
 
 
 def test_the_crowded_server_holds_only_foreign_keys_no_run_queue_can_match() -> None:
-    with figures.crowded_server(2500) as spec:
+    with figures.crowded_server(2500, local_spec()) as spec:
         client = redis.Redis.from_url(spec.removeprefix("url:"), decode_responses=True)
         keys = set(client.scan_iter(count=10_000))
         client.close()

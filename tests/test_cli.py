@@ -14,6 +14,7 @@ import pytest
 
 from conformance.cli import build_parser
 from conformance.resources import lua_dir, vectors_dir
+from conformance.servers import ServerInfo
 from conformance.vectors import load_file
 from reference_impl import versions
 
@@ -35,13 +36,15 @@ def one_vector_dir(tmp_path: Path, name: str = SMALL) -> Path:
     return directory
 
 
-def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str) -> None:
+def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str,
+                                      redis_server: ServerInfo) -> None:
     report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
     proc = cli("run", "--redis", redis_url, "--report-json", str(report),
                "--junit-xml", str(junit))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert "bullmq-conformance 0.1.0: candidate reference [" in proc.stdout
-    assert "], protocol 6.7.0, profile bullmq, redis url redis" in proc.stdout
+    # The session's server: Redis, or the embedded Valkey on a machine with only Python.
+    assert f"], protocol 6.7.0, profile bullmq, redis url {redis_server.engine} " in proc.stdout
     doc = json.loads(report.read_text())
     assert set(doc) >= {"suite_version", "candidate", "profile", "redis", "totals", "results"}
     assert doc["candidate"] == "reference" and doc["profile"] == "bullmq"

@@ -54,7 +54,8 @@ def test_skipped_reply_skips_the_vector(tmp_path: Path, redis_url: str) -> None:
     report = tmp_path / "r.json"
     proc = run_cli("run", "-q", "--redis", redis_url, "-k", SELECT, "--candidate",
                    f"command:{sys.executable} {FAULTY} skip", "--report-json", str(report))
-    assert proc.returncode == 0, proc.stdout[-2000:]
+    # Every vector skipped: nothing was judged, which is no pass (tests/test_gate.py).
+    assert proc.returncode == 1, proc.stdout[-2000:]
     results = json.loads(report.read_text())["results"]
     assert len(results) == 3
     assert {r["outcome"] for r in results} == {"skipped"}

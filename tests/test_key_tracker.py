@@ -19,6 +19,7 @@ from shared_server_helpers import db_url, own_redis
 
 from conformance import servers
 from conformance.candidates.base import Candidate, QueueRef
+from conformance.errors import InfrastructureError
 from conformance.keytracker import KeyTracker, TrackingRefused
 from conformance.outcomes import Outcome
 from conformance.runner import QueueNames
@@ -29,6 +30,7 @@ from reference_impl.ops import Op, Result
 
 #: Databases of the module's server: one per test.
 DB_ORDER, DB_BREAK, DB_STRAY, DB_EMPTY, DB_FULL, DB_REFUSED, DB_XDIST = 1, 2, 3, 4, 5, 6, 7
+DB_FLUSH, DB_FOREIGN = 8, 9
 FOREIGN = 200_000
 FILL = """
 for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('SET', 'foreign:' .. i, i) end
@@ -167,6 +169,87 @@ def test_key_written_outside_base_is_caught(own_server: servers.ServerInfo,
         assert f"key outside BASE 'bull:bmqc-{run.names.run_id}-" in diff
         assert "stray:{bmqc-" in diff
     assert client.dbsize() == 0
+
+
+class Flusher:
+    """The reference candidate, while another client flushes the database after the apply
+    calls numbered in `flush_at` (after the op: what it wrote is gone)."""
+
+    flush_at: frozenset[int] = frozenset({2})
+
+    def __init__(self, inner: Candidate, url: str) -> None:
+        self.inner = inner
+        self.name, self.version = "flusher", "0"
+        self.capabilities = inner.capabilities
+        self._other = redis.Redis.from_url(url)
+        self.calls = 0
+
+    def start(self, redis_url: str, profile: object) -> None:
+        self.inner.start(redis_url, profile)  # type: ignore[arg-type]
+
+    def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
+        result = self.inner.apply(client, queue, op)
+        self.calls += 1
+        if self.calls in self.flush_at:
+            self._other.flushdb()  # someone else's, on the run's database
+        return result
+
+    def close(self) -> None:
+        self.inner.close()
+        self._other.close()
+
+
+class AlwaysFlusher(Flusher):
+    flush_at = frozenset(range(1, 1000))
+
+
+def test_someone_elses_flush_runs_the_vector_again(own_server: servers.ServerInfo,
+                                                   all_vectors: list[Vector]) -> None:
+    """A FLUSHDB by another client (no client killed) mid-vector wipes what the candidate
+    wrote: the tracker is told, and the vector runs again instead of failing."""
+    url = db_url(own_server, DB_FLUSH)
+    vectors = [v for v in all_vectors if v.id.startswith("band-bump/")][:3]
+    assert all(len(v.when) >= 2 for v in vectors[:1]), "the flush must land mid-vector"
+    verdicts, run = _run_all(url, vectors, Flusher)
+    assert [o for _, o, _ in verdicts] == [Outcome.PASSED] * len(vectors), verdicts
+    assert isinstance(run.candidate, Flusher) and run.candidate.calls > sum(
+        len(v.when) for v in vectors), "the flushed vector ran again"
+
+
+def test_a_flush_in_every_try_stops_the_run(own_server: servers.ServerInfo,
+                                            all_vectors: list[Vector]) -> None:
+    url = db_url(own_server, DB_FLUSH)
+    vector = next(v for v in all_vectors if v.id.startswith("band-bump/"))
+    with pytest.raises(InfrastructureError, match=r"someone else flushed the server .* twice"):
+        _run_all(url, [vector], AlwaysFlusher)
+
+
+class ForeignWriter(StrayWriter):
+    """The reference candidate, plus a write far outside its queue (`bull:prod:wait`) from
+    another connection after every op."""
+
+    def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
+        result = self.inner.apply(client, queue, op)
+        self._other.rpush("bull:prod:wait", "x")
+        return result
+
+
+def test_writes_outside_the_run_are_warned_about(own_server: servers.ServerInfo,
+                                                 all_vectors: list[Vector]) -> None:
+    """On a shared server a write outside the run's queues may be another client's: no
+    verdict changes, but the run warns, naming the key and how many vectors saw it."""
+    url = db_url(own_server, DB_FOREIGN)
+    client = servers.client_for_url(url)
+    vectors = [v for v in all_vectors if v.id.startswith("band-bump/")][:3]
+    try:
+        verdicts, run = _run_all(url, vectors, ForeignWriter)
+        assert [o for _, o, _ in verdicts] == [Outcome.PASSED] * len(vectors)
+        (warning,) = run.warnings()
+        assert f"bull:prod:wait ({len(vectors)} vectors)" in warning
+        _, quiet = _run_all(url, vectors)
+        assert quiet.warnings() == []
+    finally:
+        client.delete("bull:prod:wait")
 
 
 @pytest.mark.slow

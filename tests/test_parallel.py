@@ -13,6 +13,7 @@ import pytest
 from conformance.active_run import worker_db
 from conformance.items import property_shards
 from conformance.servers import ServerInfo
+from tests.fault_helpers import local_spec
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,7 +28,7 @@ def _verdicts(path: Path) -> list[tuple[str, str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("redis", ["local", "url"])
 def test_parallel_verdicts_equal_serial(tmp_path: Path, redis_url: str, redis: str) -> None:
-    spec = redis_url if redis == "url" else "local"
+    spec = redis_url if redis == "url" else local_spec()
     # 30 examples make two properties items, so the area is split across the workers too.
     common = ["--redis", spec, "--seed", "11", "--examples", "30"]
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"

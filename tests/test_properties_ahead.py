@@ -22,7 +22,15 @@ from conformance.selftest.mutants import write_mutant
 from conformance.servers import ServerInfo
 from conformance.session import Run, RunOptions
 from conformance.vectors import Vector
-from tests.fault_helpers import descendants, finish, run_in_background, survivors
+from tests.fault_helpers import (
+    alive,
+    descendants,
+    finish,
+    local_spec,
+    run_in_background,
+    runs_server,
+    survivors,
+)
 
 
 def _started(server: ServerInfo, candidate: str = "reference") -> Iterator[Run]:
@@ -141,12 +149,12 @@ def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_the_child_too(signum: int) -> None:
-    run = run_in_background("-q", "--redis", "local", "--examples", "400")
+    run = run_in_background("-q", "--redis", local_spec(), "--examples", "400")
     deadline = time.monotonic() + 30
     forked: set[int] = set()
     while not forked:  # the redis-server, and the properties child
         assert time.monotonic() < deadline and run.poll() is None, "no child forked"
-        forked = {pid for pid in descendants(run.pid) if "redis-server" not in _cmdline(pid)}
+        forked = {pid for pid in descendants(run.pid) if alive(pid) and not runs_server(pid)}
         time.sleep(0.01)
     children = descendants(run.pid)
     sent = time.monotonic()
@@ -155,10 +163,3 @@ def test_a_signal_stops_the_child_too(signum: int) -> None:
     assert ended.code == 128 + signum, ended.out[-2000:] + ended.err
     assert time.monotonic() - sent < 1.0
     assert not survivors(children), "a child of the run outlived it"
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text()
-    except OSError:
-        return "redis-server"  # gone: not the child looked for

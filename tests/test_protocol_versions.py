@@ -113,7 +113,7 @@ class TestRunProtocol:
         assert proc.returncode == 1
         assert "band-bump/2-same-ms.until-5.8.6" in proc.stdout
         assert "protocol 5.8.5" in proc.stdout.splitlines()[0]
-        assert "1 failed, 2 skipped" in proc.stdout
+        assert "1 failed of 1 applicable; 2 not applicable (other protocol ranges)" in proc.stdout
 
 
 class TestIdentify:

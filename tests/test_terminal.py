@@ -42,12 +42,13 @@ def test_no_pytest_internals_in_a_mixed_run(tmp_path: Path, redis_url: str,
     older = [v for v in selected if v.span.until is not None]
     untagged = [v for v in selected if "hash-tag" in v.needs and v.span.until is None]
     assert older and untagged
-    assert f"--- skipped ({len(older) + len(untagged)}) ---" in proc.stdout
+    assert f"--- not applicable ({len(older) + len(untagged)}) ---" in proc.stdout
     assert re.search(rf"^ *{len(untagged)} x needs hash-tag: ", proc.stdout, re.M), proc.stdout
     assert re.search(rf"^ *{len(older)} x holds for another protocol range, not the protocol "
                      r"judged \(6\.7\.0\)$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^properties [EF.]$", proc.stdout, re.M), proc.stdout
-    assert re.search(r"^\d+ errored, \d+ skipped in [\d.]+ s$", proc.stdout, re.M)
+    assert re.search(r"^\d+ errored of \d+ applicable; \d+ not applicable \(other protocol "
+                     r"ranges, unmet needs\) in [\d.]+ s$", proc.stdout, re.M), proc.stdout
 
 
 def test_verbose_names_every_result(tmp_path: Path, redis_url: str) -> None:
@@ -61,7 +62,7 @@ def test_verbose_names_every_result(tmp_path: Path, redis_url: str) -> None:
 def test_exitfirst_stops_at_the_first_errored_vector(tmp_path: Path, redis_url: str) -> None:
     proc = run(tmp_path, "--redis", redis_url, "--candidate", CRASHING, "-x", "-q")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stdout.rstrip().splitlines()[-1].startswith("1 errored in ")
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("1 errored of 1 applicable in ")
 
 
 def test_last_failed_and_failed_first(tmp_path: Path, redis_url: str,

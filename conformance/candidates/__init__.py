@@ -70,13 +70,13 @@ def from_spec(spec: str, timeout: float = ADAPTER_TIMEOUT_S) -> Candidate:
     official Node and Python clients.
     """
     if spec == "reference":
-        return ScriptsCandidate(lua_dir(), label="reference")
+        return ScriptsCandidate(lua_dir(), label="reference", limit=timeout)
     if spec.startswith("scripts:"):
         directory = Path(spec.removeprefix("scripts:")).expanduser()
         if not directory.is_dir():
             raise UsageError(f"--candidate {spec}: {directory} is not a directory")
         try:
-            return ScriptsCandidate(directory.resolve())
+            return ScriptsCandidate(directory.resolve(), limit=timeout)
         except UsageError as exc:  # it holds none of the scripts
             raise UsageError(f"--candidate {spec}: {exc}") from None
     if spec.startswith("command:"):

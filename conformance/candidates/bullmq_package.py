@@ -75,6 +75,19 @@ def describe(module: ModuleType) -> tuple[str, str]:
     return package, package
 
 
+def shipped_scripts(module: ModuleType, name: str) -> list[str]:
+    """The `<name>-<numkeys>.lua` files the imported package ships in its `commands` folder,
+    sorted; none when it has no such folder (or no file to find it from)."""
+    init = getattr(module, "__file__", None)
+    if init is None:
+        return []
+    folder = Path(init).parent / "commands"
+    try:
+        return sorted(path.name for path in folder.glob(f"{name}-*.lua"))
+    except OSError:
+        return []
+
+
 def frozen_seconds(ms: int) -> float:
     """A float `s` with `round(s * 1000) == ms`, the way the package turns seconds into ms."""
     s = ms / 1000

@@ -60,6 +60,7 @@ from conformance.candidates.bullmq_package import (
     frozen_clock,
     one_line,
     parent_key,
+    shipped_scripts,
 )
 from conformance.candidates.bullmq_py_worker import WorkerOps
 from conformance.errors import CandidateError, CandidateSkipped, UsageError
@@ -362,8 +363,11 @@ class PythonClientCandidate:
         commands = getattr(scripts, "commands", None)
         command = commands.get("changeDelay") if isinstance(commands, dict) else None
         if command is None:
+            shipped = shipped_scripts(_import_bullmq(), "changeDelay")
+            what = f"does not load the {', '.join(shipped)} it ships" if shipped else \
+                "loads no changeDelay script (it ships none)"
             raise CandidateSkipped(f"{self._package} has no Job.changeDelay, and its Scripts "
-                                   "does not load the changeDelay-4.lua it ships")
+                                   f"{what}")
         keys = [scripts.keys[suffix] for suffix in CHANGE_DELAY_KEYS]
         args = [op.delay, str(op.now), op.job_id, scripts.toKey(op.job_id)]
         try:

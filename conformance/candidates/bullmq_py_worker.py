@@ -37,10 +37,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from conformance.candidates.bullmq_package import (
-    PINNED_VERSION,
     PackageError,
     as_is,
     code_or_raise,
+    shipped_scripts,
     takes,
 )
 from conformance.errors import CandidateError, CandidateSkipped
@@ -244,8 +244,13 @@ class WorkerOps:
         return [str(item) for item in reply] if isinstance(reply, list) else as_is(reply)
 
     def _release(self, queue: Any, op: ReleaseLock) -> Result:
+        import bullmq
+
+        shipped = shipped_scripts(bullmq, "releaseLock")
+        what = f"it ships {', '.join(shipped)}, unused" if shipped else \
+            "it ships no releaseLock script"
         raise CandidateSkipped(f"{self._host._package} has no client call of releaseLock-1 "
-                               f"(bullmq {PINNED_VERSION} ships the script, unused)")
+                               f"({what})")
 
     def _stalled(self, queue: Any, op: MoveStalledJobsToWait) -> Result:
         what = "backend.moveStalledJobsToWait"

@@ -10,6 +10,10 @@ An adapter that fails to start (its program cannot be run, or it exits, stays si
 timeout, or answers anything but an `implementation` reply to `start`) errors the op that needed
 it; when the next op's start fails as well, the candidate raises `CandidateUnusable` (one line),
 which stops the run: every further vector would only repeat the same error.
+
+Each adapter runs in a session (and so a process group) of its own, and every kill (after a
+timeout, a broken reply, a failed start, at close and on an interrupt) kills the whole group:
+the process a wrapper such as `sh -c` runs, and anything the adapter forked, go with it.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import os
 import queue
 import shlex
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -92,11 +98,18 @@ class Adapter:
 
     def __init__(self, argv: list[str], cwd: Path | None = None) -> None:
         try:
+            # A session of its own: killing only the direct child would leave behind the real
+            # adapter under a wrapper (`sh -c 'node adapter.js'`) and any process it forked;
+            # its process group holds all of them. (Also: a Ctrl-C at the terminal reaches
+            # the suite only, which then stops the adapter itself.)
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd)
+                cwd=cwd, start_new_session=True)
         except OSError as exc:
             raise NotRunnable(argv, exc.strerror or str(exc)) from None
+        #: Set once the group was killed: one SIGKILL reaches every member, and a later kill
+        #: must not signal the group's id again (with every member gone, it may be reused).
+        self._group_killed = False
         #: Replies as read: a decoded line, the raw bytes of a line that is not UTF-8, or None
         #: once stdout is closed.
         self.lines: queue.Queue[str | bytes | None] = queue.Queue()
@@ -188,9 +201,14 @@ class Adapter:
         return self.proc.poll() is None
 
     def kill(self) -> None:
-        """Stop the process now."""
-        if self.proc.poll() is None:
-            self.proc.kill()
+        """Stop the process and everything in its process group (what it started) now."""
+        if not self._group_killed:
+            # SIGKILL: a forked child may ignore SIGTERM, and the adapter had its chance to
+            # stop (`stop`) where one was due. The group's id is the child's pid, which cannot
+            # be reused while the child is unreaped or any member of its group lives.
+            self._group_killed = True
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
 

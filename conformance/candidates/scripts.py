@@ -9,6 +9,12 @@ naming folders below it that do hold some. A script that raises, or is missing w
 there, is a CandidateError (the vector is errored). A reply of another shape than the op's
 result (e.g. nil from a pause script that returns nothing) is passed on as it is: the runner
 compares it with the expected return and still judges the state.
+
+Each call has a limit (`--adapter-timeout`, kept above the server's busy threshold, see
+`script_call`): a script still running then is killed with SCRIPT KILL and its vector errored
+(RunawayScript), or, when it has written and cannot be killed, UnkillableScript. A `BUSY` reply
+to our call is someone else's script: the server's state, raised as it came, never the
+candidate's error.
 """
 
 from __future__ import annotations
@@ -27,16 +33,27 @@ from conformance.candidates import scripts_worker
 from conformance.candidates.base import Capabilities, QueueRef
 from conformance.candidates.lua_includes import resolve
 from conformance.candidates.script_call import (
+    RunawayScript,
     ScriptCall,
+    UnkillableScript,
     added,
     as_result,
+    busy_threshold,
+    call_limit,
     fetched_or_raw,
     fetched_reply,
+    is_busy_reply,
+    is_unkillable,
+    kill_runaway,
+    limited_client,
+    runaway_text,
     script_sha,
+    unkillable_text,
 )
 from conformance.candidates.scripts_worker import pack as _pack
 from conformance.candidates.scripts_worker import packed_fields, worker_opts
 from conformance.errors import CandidateError, UsageError
+from conformance.options import ADAPTER_TIMEOUT_S
 from reference_impl import scores, versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
@@ -204,8 +221,10 @@ def check_directory(directory: Path) -> None:
 class ScriptsCandidate:
     """A directory of BullMQ-convention scripts (ours in `lua/`, or an official release's)."""
 
-    def __init__(self, directory: Path, label: str | None = None) -> None:
-        """Raises UsageError when `directory` holds none of the scripts (`check_directory`)."""
+    def __init__(self, directory: Path, label: str | None = None,
+                 limit: float = ADAPTER_TIMEOUT_S) -> None:
+        """Raises UsageError when `directory` holds none of the scripts (`check_directory`).
+        `limit`: seconds a script call may run (raised above the server's busy threshold)."""
         check_directory(directory)
         old = pre_5_files(directory)
         if old:
@@ -218,6 +237,9 @@ class ScriptsCandidate:
         self._shas: dict[str, str] = {}
         self._layouts: dict[str, Layout] = {}
         self._scripts: dict[tuple[int, str], Script] = {}
+        self.limit = limit
+        #: Per client given to apply(): its limited twin for script calls, and that limit.
+        self._limited: dict[int, tuple[redis.Redis, float]] = {}
 
     @property
     def name(self) -> str:
@@ -243,7 +265,24 @@ class ScriptsCandidate:
         """Nothing to start: scripts run through the client passed to apply()."""
 
     def close(self) -> None:
-        """Nothing to stop."""
+        """Close the connections made for limited script calls."""
+        limited, self._limited = list(self._limited.values()), {}
+        for client, _ in limited:
+            client.connection_pool.disconnect()
+
+    def limited(self, client: redis.Redis) -> tuple[redis.Redis, float]:
+        """The client that script calls for `client` go through (the same server and
+        database, every reply due within the limit), and that limit in seconds. On a cluster,
+        `client` itself and the limit asked for: its nodes' connections are its own."""
+        known = self._limited.get(id(client))
+        if known is not None:
+            return known
+        if not hasattr(client, "connection_pool"):  # a RedisCluster
+            return client, self.limit
+        limit = call_limit(self.limit, busy_threshold(client))
+        made = (limited_client(client, limit), limit)
+        self._limited[id(client)] = made
+        return made
 
     def _layout(self, name: str) -> Layout:
         if name not in self._layouts:
@@ -254,8 +293,10 @@ class ScriptsCandidate:
                 counts = sorted({len(lay.keys) for lay in (wanted, *ALTERNATE_LAYOUTS.get(
                     name, ()))})
                 takes = " or ".join(str(count) for count in counts)
-                hint = (f"; found {', '.join(others)}, but BullMQ 5.x and 6.x ship it with "
-                        f"{takes} KEYS") if others else ""
+                # Only the layouts the suite calls are named: the releases' own differ more
+                # (moveStalledJobsToWait has 8 KEYS in npm 5.0.0-5.1.3 and 5.53.2-5.78.0).
+                hint = (f"; found {', '.join(others)}, but the suite calls {name} with "
+                        f"{takes} KEYS only") if others else ""
                 raise CandidateError(f"missing script {wanted.file_name} in {self.directory}"
                                      f"{hint}")
             self._texts[name] = resolve(self.directory / layout.file_name)
@@ -276,22 +317,43 @@ class ScriptsCandidate:
               job_id: str = "", swap: bool = False, fill: Mapping[str, str] | None = None
               ) -> Any:
         layout = self._layout(name)
-        cache_key = (id(client), name)
+        calls, limit = self.limited(client)
+        cache_key = (id(calls), name)
         script = self._scripts.get(cache_key)
         if script is None:
-            script = client.register_script(self._texts[name])
+            script = calls.register_script(self._texts[name])
             self._scripts[cache_key] = script
         keys = self._keys(queue, name, job_id, swap, fill)
         try:
             try:
-                return script(keys=keys, args=args, client=client)
+                return script(keys=keys, args=args, client=calls)
             except redis.exceptions.NoScriptError:
                 # Flushed again between redis-py's reload and its retry (SCRIPT FLUSH is not
                 # the candidate's doing): send the body itself.
-                return client.eval(self._texts[name], len(keys), *keys, *args)
+                return calls.eval(self._texts[name], len(keys), *keys, *args)
+        except redis.TimeoutError:
+            if calls is client:  # a cluster: no limit of ours, so no telling whose it is
+                raise
+            # No reply by the limit: our script still runs (someone else's would have made
+            # Redis answer BUSY by now). redis-py has closed the connection that waited.
+            raise self.runaway(calls, layout.file_name, limit) from None
         except redis.ResponseError as exc:
+            if is_busy_reply(exc):
+                raise  # someone else's script: the server's state, for the runner to hold
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise CandidateError(f"{layout.file_name} raised: {first}") from None
+
+    @staticmethod
+    def runaway(client: redis.Redis, file_name: str, limit: float) -> CandidateError:
+        """Kill the runaway script of a call to `file_name` that had no reply within `limit`
+        seconds; the error that errors its vector (UnkillableScript when it has written)."""
+        try:
+            killed = kill_runaway(client, limit)
+        except redis.ResponseError as exc:
+            if is_unkillable(exc):
+                return UnkillableScript(unkillable_text(file_name, limit))
+            raise
+        return RunawayScript(runaway_text(file_name, limit, killed))
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         """Run the script for one op and normalize the reply."""

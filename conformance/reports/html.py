@@ -22,10 +22,13 @@ from conformance.errors import UsageError
 from conformance.outcomes import Outcome, Tally
 from conformance.reports.json_report import (
     area_tallies,
+    coverage_of,
+    coverage_text,
     engine_text,
     load_report,
     properties_text,
     protocol_text,
+    skipped_ops_text,
 )
 from conformance.reports.markup import area_cell, document, e
 from conformance.resources import report_asset
@@ -70,7 +73,7 @@ def _percent(rate: float | None) -> str:
 def _chart(index: int, column: Column) -> str:
     """A bar per area: passed / applicable (skipped results are not counted)."""
     areas = area_tallies(column.document)
-    total = Tally(**column.document["totals"])
+    total = Tally.of_totals(column.document["totals"])
     height = _ROW_HEIGHT * max(len(areas), 1) + 4
     width = _LABEL_WIDTH + _BAR_WIDTH + 60
     bars = []
@@ -91,6 +94,10 @@ def _chart(index: int, column: Column) -> str:
             f'<text x="{_LABEL_WIDTH + _BAR_WIDTH + 6}" y="{y + 12}">{_percent(rate)}</text></g>')
     caption = (f"{total.passed}/{total.applicable} passed ({_percent(total.pass_rate)}), "
                f"{total.skipped} skipped")
+    if column.document["report_version"] >= 3:  # the skips told apart
+        coverage = coverage_of(column.document["results"])
+        caption += f"; {coverage_text(coverage)}"
+        caption += "".join(f"; {text}" for text in [skipped_ops_text(coverage)] if text)
     return (f'<figure class="chart"><figcaption><b>{index}</b> {_head(column)}'
             f'<span class="rate">{e(caption)}</span></figcaption>'
             f'<svg role="img" aria-label="pass rate per area, report {index}" '

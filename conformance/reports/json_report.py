@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
 from conformance.options import EVERY_PROTOCOL
-from conformance.outcomes import Outcome, Tally
+from conformance.outcomes import Coverage, Outcome, SkipKind, Tally, ops_text
 from conformance.session import SUITE_VERSION, Run
 from reference_impl import versions
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 #: Failures shown with their diff in the Markdown summary.
 MAX_FAILURES = 5
 
@@ -30,6 +30,35 @@ def area_tallies(document: Mapping[str, Any]) -> list[tuple[str, Tally]]:
     for result in document["results"]:
         by_area.setdefault(result["area"], []).append(result)
     return [(area, Tally.of(r["outcome"] for r in results)) for area, results in by_area.items()]
+
+
+def coverage_of(results: Iterable[Mapping[str, Any]]) -> Coverage:
+    """The outcomes, skips by kind and skipped ops of a report's results (a result of a
+    version-1 or 2 report, which has no `skip`, counts as skipped by the candidate)."""
+    return Coverage.of((Outcome(r["outcome"]), SkipKind(r["skip"]) if "skip" in r else None,
+                        r.get("skipped_ops", ())) for r in results)
+
+
+def coverage_text(coverage: Coverage, judged: str | None = None) -> str:
+    """How much of a run was judged, in words: `433 judged of 445 applicable, 12 skipped by
+    the candidate; 408 not applicable (other protocol ranges, unmet needs)`. `judged` replaces
+    `433 judged` (the terminal gives the outcomes: `3 failed, 430 passed`)."""
+    text = f"{judged or f'{coverage.judged} judged'} of {coverage.applicable} applicable"
+    if coverage.by_candidate:
+        expected = coverage.skipped(SkipKind.EXPECTED)
+        listed = f" ({expected} listed as skip in its expectations file)" if expected else ""
+        text += f", {coverage.by_candidate} skipped by the candidate{listed}"
+    if coverage.not_applicable:
+        kinds = ", ".join(kind.label for kind, _ in coverage.skips if not kind.applicable)
+        text += f"; {coverage.not_applicable} not applicable ({kinds})"
+    return text
+
+
+def skipped_ops_text(coverage: Coverage) -> str | None:
+    """`ops the candidate skipped: changeDelay (12 vectors)`; None when it skipped none."""
+    if not coverage.skipped_ops:
+        return None
+    return f"ops the candidate skipped: {ops_text(coverage.skipped_ops)}"
 
 
 def engine_text(document: Mapping[str, Any]) -> str:
@@ -81,7 +110,7 @@ def run_info(document: Mapping[str, Any]) -> str:
 
 
 def validate(document: Any, source: str) -> None:
-    """Raise UsageError (one line) unless `document` is a report (version 2, or 1).
+    """Raise UsageError (one line) unless `document` is a report (version 3, 2 or 1).
 
     `source` names where it came from, for the message.
     """
@@ -99,7 +128,7 @@ def validate(document: Any, source: str) -> None:
 
 def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | None = None,
                     examples: int | None = None) -> dict[str, Any]:
-    """The `--report-json` document of a run (`report_version` 2; the bundled
+    """The `--report-json` document of a run (`report_version` 3; the bundled
     schemas/report.schema.json).
 
     `seed` and `examples` are the `properties` area's settings; None (null) when the caller
@@ -122,7 +151,7 @@ def report_document(run: Run, verdicts: list[dict[str, Any]], *, seed: int | Non
             "redis_version": server.redis_version if server else None,
             "cluster": server.cluster if server else None,
         },
-        "totals": Tally.of(v["outcome"] for v in verdicts).as_dict(),
+        "totals": coverage_of(verdicts).totals(),
         "results": verdicts,
     }
 
@@ -172,16 +201,25 @@ def _fence(text: str) -> str:
 def summary_markdown(document: Mapping[str, Any]) -> str:
     """The Markdown summary of one report: a table of areas by outcomes with a totals row, the
     run info line, and the first failures with their diffs in fenced blocks."""
-    totals = Tally(**document["totals"])
+    totals = Tally.of_totals(document["totals"])
+    # A report before version 3 does not tell the skips apart: none of it is counted as judged.
+    coverage = coverage_of(document["results"]) if document["report_version"] >= 3 else None
     bad = totals.failing
     if totals.total == 0:
         verdict = "no vectors ran"
     elif bad:
-        verdict = f"{bad} of {totals.total} failed or errored"
+        verdict = f"{bad} of {coverage.judged if coverage else totals.total} failed or errored"
+    elif coverage is not None and not coverage.judged:
+        verdict = "nothing judged"
+    elif coverage is not None:
+        verdict = f"passed ({coverage.judged} of {coverage.applicable} applicable judged)"
     else:
         verdict = f"passed ({totals.passed} passed, {totals.skipped} skipped)"
+    judged = ([coverage_text(coverage), skipped_ops_text(coverage)] if coverage else [])
     lines = [f"### bullmq-conformance: {_md(document['candidate'])}: {verdict}", "",
              _md(run_info(document)), "",
+             *(f"{_md(text)}  " for text in judged if text is not None),
+             *([""] if coverage else []),
              "| area | " + " | ".join(Outcome) + " |",
              "| --- | " + " | ".join("---:" for _ in Outcome) + " |"]
     for area, tally in area_tallies(document):

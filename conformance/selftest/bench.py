@@ -3,8 +3,9 @@
 Prints vectors/s for the harness (seed, ops, snapshot, compare, cleanup per vector), the time to
 replay exactly the Redis commands the harness sent using plain redis-py, one by one and in
 pipelines of 2,000 (the floor), their ratios, the cost per vector as the set grows (1x, 2x,
-4x copies), the mutation self-test per script set, a `url:` run on a server crowded with
-foreign keys beside one on an empty server (`conformance.selftest.bench_figures`), the time
+4x copies), the mutation self-test per script set, `url:` runs (the vectors alone, and the
+default run with its `properties` item) on a server crowded with foreign keys beside the same
+on an empty server (`conformance.selftest.bench_figures`), the time
 to load the vector files (cached, and parsed and validated), the wall time of a full default
 `bullmq-conformance run` (new process, Redis start included), and the speedup of `-n 2`
 (pytest-xdist) over a serial run, for the default run and a long one, what the installed
@@ -249,7 +250,10 @@ def main(args: argparse.Namespace) -> int:
     full = min(_run_seconds(redis_spec) for _ in range(repeat))
     mutants = {scripts: figures.mutants_seconds(scripts, redis_spec)
                for scripts in ("reference", "official")}
-    crowded = figures.crowded_runs(args.foreign_keys, args.foreign_timeout)
+    # The crowded figure needs servers of our own: of the bench's spec, or `local` when that
+    # names a server we do not start or a cluster.
+    own = "local" if servers.parse_spec(redis_spec).kind in ("url", "cluster") else redis_spec
+    crowded = figures.crowded_runs(args.foreign_keys, args.foreign_timeout, spec=own)
     plain = _speedup(redis_spec, repeat)
     heavy = _speedup(redis_spec, 1, "--examples", str(HEAVY_EXAMPLES))
     plugin = [("pytest --version", _plugin_overhead(["--version"])),

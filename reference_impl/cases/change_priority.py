@@ -26,7 +26,7 @@ NOTES = {
         "score",
         "A non-lifo re-score takes a fresh INCR pc; the old counter is never reused, so the job "
         "goes to the back of its new tier.",
-        ("https://pypi.org/project/bullmq/3.4.4/",),
+        ("https://github.com/taskforcesh/bullmq/pull/1984",),
     ),
     "counter-state": Flag(
         "score",

@@ -28,7 +28,7 @@ NOTES = {
     "change-priority": Flag(
         "placement",
         "changePriority re-queues waiting/prioritized jobs and always writes the field.",
-        ("https://pypi.org/project/bullmq/3.4.4/",),
+        ("https://github.com/taskforcesh/bullmq/pull/1901",),
     ),
     "paused": Flag("pause", "Paused queues get no marker 0 from adds."),
     "return-code": Flag("precondition", "Scripts return Node ErrorCode values (-1)."),

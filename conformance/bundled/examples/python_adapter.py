@@ -1,6 +1,6 @@
 """A complete bullmq-conformance adapter (docs/ADAPTERS.md). Usage: python_adapter.py SCRIPTS_DIR
-
-SCRIPTS_DIR holds inlined `<name>-<numkeys>.lua` scripts, such as PyPI bullmq's `commands`."""
+SCRIPTS_DIR holds inlined `<name>-<numkeys>.lua` scripts, such as PyPI bullmq's `commands`. It
+speaks adapter protocol 1 (its start reply has no "protocol"): worker-half vectors are skipped."""
 
 import json
 import sys
