@@ -246,8 +246,8 @@ class ConformanceRun:
                 reporter.write_line(self.stopped.message, red=True)
             return
         if reporter is not None and self.config.get_verbosity() < 0:
-            reporter.write_line(self.run.header())  # -q hides pytest's header, not ours
-            reporter.write_line(self.properties_line())
+            for line in self.header_lines():  # -q hides pytest's header, not ours
+                reporter.write_line(line)
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         """In an xdist worker: the interrupt landed (see conformance.signals)."""
@@ -346,7 +346,27 @@ class ConformanceRun:
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """The run header: suite version, candidate, profile, Redis engine and version, seed."""
-        return [self.run.header(), self.properties_line()]
+        return self.header_lines()
+
+    def header_lines(self) -> list[str]:
+        """The run's header, how `properties` will run, and a note when `-n` slows it down."""
+        return [self.run.header(), self.properties_line(), *self._parallel_note()]
+
+    def _parallel_note(self) -> list[str]:
+        """Under `-n`, a candidate whose serial run is pipelined loses its batches and its
+        properties children: on few cores the run is then slower, not faster (2 CPUs: about
+        half the speed), which the user who asked for `-n` should hear."""
+        workers = getattr(self.config.option, "numprocesses", None)
+        if not workers or not _is_xdist_controller(self.config):
+            return []
+        from conformance import batch
+
+        cpus = os.cpu_count() or 1
+        if not batch.pipelined(self.run.candidate, self.run.server) or cpus > 4:
+            return []
+        return [f"note: -n {workers} runs each vector on its own in its worker; a serial run "
+                f"of this candidate sends them in batches and checks properties in child "
+                f"processes, and is faster on {cpus} CPU{'s' if cpus > 1 else ''}"]
 
     def properties_line(self) -> str:
         """How the `properties` area will run (reproduce with --bmq-seed / --seed)."""

@@ -451,7 +451,8 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     No fault of the server or the link becomes a verdict: a lost connection or a flush by
     another client runs the check again from the start, once (the server must pass the
     suite's probe first); a second one raises InfrastructureError. A disagreement that does
-    not come back when replayed is reported as `errored`, with the reason, never as failed.
+    not come back when replayed runs the check again too; when the second pass ends the same
+    way it is reported as `errored`, with the reason, never as failed.
     """
     url = redis_url.removeprefix("url:")
     chosen = secrets.randbits(32) if seed is None else seed
@@ -481,10 +482,12 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         # decode), so a new client id proves nothing.
         since = health.Identity(health.identity(client, cluster).run_id, None)
         outcome: _Attempt | None = None
+        unsure = 0
         for tries in (1, 2):
             ctx = _Context(candidate, client, queue_names, key_profile, chosen, protocol,
                            owned=owned and not cluster, finder=finder)
             outcome = _attempt(ctx, config)
+            unsure += outcome.unsure is not None
             if ctx.infra is None and outcome.failure is None and outcome.unsure is None:
                 break
             # Before anything becomes a verdict, the server is held to account.
@@ -503,8 +506,8 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     failure = outcome.failure
     errored = ctx.errored if failure is not None else None
     if failure is None and outcome.unsure is not None:
-        errored = (f"no verdict: {outcome.unsure}; it happened twice, on a server that "
-                   "answers the suite's probe")
+        again = "it happened twice" if unsure == 2 else "after a fault of the server or link"
+        errored = f"no verdict: {outcome.unsure}; {again}, on a server that answers the probe"
         failure = errored
     return PropertyResult(
         examples=ctx.runs, seed=chosen, passed=failure is None, failure=failure,

@@ -35,8 +35,9 @@ MISSING_ID = "missing"
 ADD_KINDS = ("standard", "lifo", "delayed", "prioritized", "delayed-prioritized")
 
 
-class QueueRules:
-    """Rules for the queue half's ops; the machine provides the state they read."""
+class MachineState:
+    """What the rules of either half read and call of the machine
+    (`conformance.properties.DifferentialMachine` provides it)."""
 
     now: int
     ids: list[str]
@@ -48,6 +49,10 @@ class QueueRules:
 
     def _job(self, ref: int) -> str:
         raise NotImplementedError
+
+
+class QueueRules(MachineState):
+    """Rules for the queue half's ops."""
 
     @rule(step=st.sampled_from(CLOCK_STEPS))
     def tick(self, step: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis.stateful import precondition, rule
 
+from conformance.properties_queue import MachineState
 from reference_impl import versions
 from reference_impl.ops import Add, MoveToActive, MoveToDelayed, Op, Result
 from reference_impl.versions import Version
@@ -56,19 +57,8 @@ def _numeric_ids(machine: Any) -> bool:
     return _worker_protocol(machine) and all(job_id.isdigit() for job_id in machine.ids)
 
 
-class WorkerRules:
-    """Rules for the worker half's ops; the machine provides the state they read."""
-
-    now: int
-    ids: list[str]
-    fetched: list[tuple[str, str]]
-    fetches: int
-
-    def _apply(self, op: Op) -> Result | None:
-        raise NotImplementedError
-
-    def _job(self, ref: int) -> str:
-        raise NotImplementedError
+class WorkerRules(MachineState):
+    """Rules for the worker half's ops."""
 
     def _holder(self, index: int, honest: bool) -> tuple[str, str]:
         job_id, token = self.fetched[index % len(self.fetched)]

@@ -80,8 +80,8 @@ class RunReporter:
         active = session.config.stash.get(RUN_KEY, None)
         if active is None or active.stopped is not None:
             return
-        self._line(active.run.header())
-        self._line(active.properties_line())
+        for line in active.header_lines():
+            self._line(line)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         """Count what -k, --lf and the like left out."""

@@ -4,6 +4,7 @@ with a one-line cause when Redis is not there."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,18 @@ def test_property_shards_split_examples_and_seeds() -> None:
                                       ("properties/state-machine-3", 20, 9)]
     assert property_shards(26, 0) == [("properties/state-machine-1", 13, 0),
                                       ("properties/state-machine-2", 13, 1)]
+
+
+@pytest.mark.parametrize("redis", ["local", "url"])
+def test_a_note_says_when_n_is_slower_than_a_serial_run(redis_url: str, redis: str) -> None:
+    """On a server the suite started a scripts candidate runs in batches, with properties in
+    child processes; -n gives both up, so on few cores the header says a serial run is faster.
+    On a `url:` server every run is one vector at a time, and -n may pay: no note."""
+    spec = local_spec() if redis == "local" else redis_url
+    proc = _run("--redis", spec, "-n", "2", "--examples", "0", "-k", "band-bump and 4097")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("note: -n 2 ")]
+    if redis == "local" and (os.cpu_count() or 1) <= 4:
+        assert notes == [notes[0]] and "a serial run of this candidate" in notes[0], proc.stdout
+    else:
+        assert notes == [], proc.stdout

@@ -25,6 +25,7 @@ from tests.fault_helpers import (
     Ended,
     ServerProcess,
     finish,
+    kill_script,
     local_spec,
     run_in_background,
     run_past_vector_20,
@@ -129,12 +130,12 @@ def test_someone_elses_script_is_not_blamed_on_the_candidate(tmp_path: Path) -> 
                                    daemon=True)
         looping.start()
         ended = finish(run, report)
-        _kill_script(server)
+        kill_script(server)
         looping.join(timeout=10)
     finally:
         server.stop()
     assert ended.code == 3, ended.out[-2000:] + ended.err
-    [line] = ended.err_lines
+    [line] = ended.stop_lines
     assert line.startswith("bullmq-conformance: infrastructure error: the server is busy "
                            "running a script that is not the suite's or the candidate's"), line
     assert "most likely" not in line and "Traceback" not in ended.out + ended.err
@@ -159,7 +160,7 @@ def test_a_runaway_script_that_has_written_stops_the_run(tmp_path: Path, where: 
     finally:
         server.stop()
     assert ended.code == 3, ended.out[-2000:] + ended.err
-    [line] = ended.err_lines
+    [line] = ended.stop_lines
     assert line.startswith("bullmq-conformance: infrastructure error: a script of the "
                            "candidate's cannot be killed: "), line
     assert f" still ran after {limit} s, and SCRIPT KILL answered UNKILLABLE" in line
@@ -178,16 +179,4 @@ def _loop(server: ServerProcess, script: str) -> None:
     with contextlib.suppress(redis.RedisError):  # killed by SCRIPT KILL
         server.client().eval(script, 0)
 
-
-def _kill_script(server: ServerProcess) -> None:
-    admin = server.client()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            admin.script_kill()
-            return
-        except redis.ResponseError as exc:
-            if "NOTBUSY" in str(exc):
-                return
-            time.sleep(0.05)
 
