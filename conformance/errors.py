@@ -82,7 +82,8 @@ class Exit(IntEnum):
     """The command line's exit codes."""
 
     OK = 0            # every selected vector passed (skips allowed)
-    FAILED = 1        # a vector failed or errored, or an expected failure passed
+    FAILED = 1        # a vector failed or errored, an expected failure passed, nothing was
+    #                   judged, or an op of --require-ops was skipped
     USAGE = 2         # bad input: options, vector files, reports, package data
     INFRA = 3         # Redis could not be started or reached, or went away
     CANDIDATE = 4     # the candidate could not be started (twice in a row)

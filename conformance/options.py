@@ -55,10 +55,11 @@ def required_ops(value: str | None) -> frozenset[str]:
     return frozenset(names)
 
 
-def output_file(flag: str, path: Path | None, *, makes_folders: bool = False) -> None:
+def output_file(flag: str, path: Path | None) -> None:
     """Refuse `flag`'s file before anything runs when it could not be written at the end: a
-    directory in its place, a folder that is missing (unless its writer makes it:
-    `makes_folders`) or that we may not write in. A UsageError, one line."""
+    directory in its place, a file where a folder of its path should be, or a folder we may
+    not write in (a UsageError, one line). Missing folders are made now, as pytest makes
+    those of `--junit-xml`."""
     import os
 
     from conformance.errors import UsageError
@@ -68,12 +69,17 @@ def output_file(flag: str, path: Path | None, *, makes_folders: bool = False) ->
     if path.is_dir():
         raise UsageError(f"{flag} {path}: a directory; give a file name")
     folder = path.parent
-    while makes_folders and not folder.exists() and folder != folder.parent:
+    while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
-        raise UsageError(f"{flag} {path}: no such directory {folder}")
+        raise UsageError(f"{flag} {path}: {folder} is not a directory")
     if not os.access(path if path.exists() else folder, os.W_OK):
         raise UsageError(f"{flag} {path}: not writable")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot make {path.parent} ({exc.strerror or exc})"
+                         ) from None
 
 
 def worker_count(text: str) -> str:

@@ -91,7 +91,7 @@ def _check(args: argparse.Namespace) -> Path:
     # Redis starts, not after every vector ran.
     options.output_file("--report-json", args.report_json)
     options.output_file("--summary-md", args.summary_md)
-    options.output_file("--junit-xml", args.junit_xml, makes_folders=True)  # pytest makes them
+    options.output_file("--junit-xml", args.junit_xml)
     if (args.last_failed or args.failed_first) and cache_dir() is None:
         raise UsageError("--lf and --ff remember failures in the cache, which "
                          "BULLMQ_CONFORMANCE_CACHE_DIR=off turns off")

@@ -45,12 +45,11 @@ def assert_one_line(proc: subprocess.CompletedProcess[str], code: int, *wording:
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (("run", "--report-json", "{missing}/r.json"), "--report-json {missing}/r.json: no such"),
+    (("run", "--report-json", "{file}/d/r.json"), "--report-json {file}/d/r.json: {file} is no"),
     (("run", "--report-json", "{tmp}"), "--report-json {tmp}: a directory"),
-    (("run", "--summary-md", "{missing}/s.md"), "--summary-md {missing}/s.md: no such"),
-    # pytest makes a missing folder of --junit-xml, but not one that is a file
-    (("run", "--junit-xml", "{file}/j.xml"), "--junit-xml {file}/j.xml: no such directory"),
-    (("identify", "--report-json", "{missing}/r.json"), "--report-json {missing}/r.json: no"),
+    (("run", "--summary-md", "{file}/s.md"), "--summary-md {file}/s.md: {file} is not a dir"),
+    (("run", "--junit-xml", "{file}/j.xml"), "--junit-xml {file}/j.xml: {file} is not a dir"),
+    (("identify", "--report-json", "{file}/r.json"), "--report-json {file}/r.json: {file} is"),
 ])
 def test_a_report_path_is_refused_before_redis_is_reached(
         tmp_path: Path, args: tuple[str, ...], says: str) -> None:
@@ -64,10 +63,20 @@ def test_a_report_path_is_refused_before_redis_is_reached(
 
 
 def test_expectations_out_is_refused_before_the_report_is_read(tmp_path: Path) -> None:
-    missing = tmp_path / "missing"
-    proc = cli("expectations", "write", "--from", str(missing / "r.json"), "--out",
-               str(missing / "e.yaml"))
-    assert_one_line(proc, 2, f"--out {missing / 'e.yaml'}: no such directory")
+    blocking = tmp_path / "a-file"
+    blocking.write_text("", encoding="utf-8")
+    proc = cli("expectations", "write", "--from", str(tmp_path / "missing.json"), "--out",
+               str(blocking / "e.yaml"))
+    assert_one_line(proc, 2, f"--out {blocking / 'e.yaml'}: {blocking} is not a directory")
+
+
+def test_a_missing_folder_of_a_report_is_made(tmp_path: Path, redis_url: str) -> None:
+    """As pytest makes the folder of --junit-xml (CI names reports/ in a clean clone)."""
+    report = tmp_path / "missing" / "dir" / "r.json"
+    proc = cli("run", "--report-json", str(report), "--redis", redis_url, "--examples", "0",
+               "-k", "band-bump and 4097")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    assert report.is_file()
 
 
 def processes_in(folder: Path) -> set[int]:
