@@ -92,13 +92,22 @@ def test_summary_without_report_json_uses_a_temporary_report(tmp_path: Path,
     assert list(scratch.iterdir()) == []  # the temporary report is gone
 
 
-def test_summary_into_a_missing_directory_is_a_usage_error(tmp_path: Path,
-                                                         redis_url: str) -> None:
+def test_summary_where_it_cannot_be_written_is_a_usage_error(tmp_path: Path,
+                                                            redis_url: str) -> None:
+    (tmp_path / "a-file").write_text("", encoding="utf-8")  # a file where a folder should be
     proc = cli("run", "--redis", redis_url, "-k", "4097",
-               "--summary-md", str(tmp_path / "no" / "summary.md"))
+               "--summary-md", str(tmp_path / "a-file" / "summary.md"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--summary-md" in proc.stderr
     assert "passed" not in proc.stdout  # refused before running anything
+
+
+def test_summary_into_a_missing_directory_makes_it(tmp_path: Path, redis_url: str) -> None:
+    summary = tmp_path / "no" / "summary.md"
+    proc = cli("run", "--redis", redis_url, "-k", "4097", "--examples", "0",
+               "--summary-md", str(summary))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    assert _table(summary.read_text(encoding="utf-8"))["total"] == [1, 0, 0, 2, 0]
 
 
 def test_summary_fences_hold_any_text_and_cells_escape_pipes() -> None:
