@@ -139,6 +139,8 @@ def test_an_acl_user_without_evalsha_is_refused(server: ServerProcess, tmp_path:
 
 
 def test_a_busy_script_mid_run(tmp_path: Path) -> None:
+    """Another client's endless script on a `url:` server: exit 3, and the line says the
+    script is neither the suite's nor the candidate's."""
     server = ServerProcess(("--busy-reply-threshold", "50")).start()
     try:
         report = tmp_path / "r.json"
@@ -151,7 +153,8 @@ def test_a_busy_script_mid_run(tmp_path: Path) -> None:
         looping.join(timeout=10)
     finally:
         server.stop()
-    assert_infrastructure_error(ended, "busy running a script")
+    assert_infrastructure_error(ended, "busy running a script that is not the suite's or the "
+                                       "candidate's")
 
 
 def _loop_script(server: ServerProcess) -> None:
