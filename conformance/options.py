@@ -196,7 +196,8 @@ PROTOCOL = Option(
     "holds it and skips the rest with the reason (`identify` finds a port's version)",
     default=CURRENT_PROTOCOL, metavar="VERSION", plugin="--bmq-protocol")
 ADAPTER_TIMEOUT = Option(
-    ("--adapter-timeout",), "per-op timeout for command: adapters, in seconds",
+    ("--adapter-timeout",), "per-op timeout for command: adapters, and per script call of "
+    "reference and scripts:DIR (a script still running then is killed), in seconds",
     default=ADAPTER_TIMEOUT_S, type=float, metavar="S", plugin="--bmq-adapter-timeout")
 EXAMPLES = Option(
     ("--examples",), "random op sequences in the `properties` area, checked against the model "
