@@ -53,6 +53,7 @@ from conformance.runner import (
     run_vector,
     seed_commands,
     skip_verdict,
+    stop_unkillable,
 )
 from conformance.servers import ServerInfo, health
 from conformance.vectors import Vector
@@ -356,11 +357,7 @@ class Batches:
                         if position >= index})
         name = (files[0] if len(files) == 1 else f"one of {', '.join(files)}" if files
                 else "a script of the batch")
-        what = unkillable_text(name, limit)
-        with contextlib.suppress(redis.RedisError):
-            admin.shutdown(nosave=True)
-        return (f"a script of the candidate's cannot be killed: {what}; the suite shut its "
-                "server down (SHUTDOWN NOSAVE)")
+        return stop_unkillable(admin, True, unkillable_text(name, limit))
 
     def _track(self) -> bool:
         return self.since is not None and self.since.client_id is not None

@@ -18,7 +18,7 @@ from redis.exceptions import RedisClusterException
 
 from conformance import compare, snapshot
 from conformance.candidates.base import Candidate, QueueRef
-from conformance.candidates.script_call import UNKILLABLE, kill_runaway
+from conformance.candidates.script_call import UnkillableScript, is_unkillable, kill_runaway
 from conformance.errors import (
     CandidateError,
     CandidateSkipped,
@@ -57,6 +57,9 @@ class Verdict:
     #: On a shared server: names outside the run written while the vector ran (by the
     #: candidate, or by another client), for a warning; never a verdict.
     foreign_writes: tuple[str, ...] = ()
+    #: Why the candidate's runaway script could not be killed (it has written): the server is
+    #: left busy, so the run stops once the verdict is held against it.
+    unkillable: str | None = None
 
 
 class QueueNames:
@@ -176,7 +179,7 @@ def held(verdict: Verdict, client: redis.Redis, profile: KeyProfile, names: Queu
     `connection`: our connection's CLIENT ID at the vector's seed."""
     if verdict.outcome.failing and since is not None:
         fault = _hold_against_server(client, profile, names, server, since, connection,
-                                     verdict.vector, verdict.message)
+                                     verdict.vector, verdict.message, verdict.unkillable)
         if fault is not None:  # a busy server whose script the suite could kill: its own
             return replace(verdict, message=f"{verdict.message} ({fault})")
     return verdict
@@ -184,13 +187,14 @@ def held(verdict: Verdict, client: redis.Redis, profile: KeyProfile, names: Queu
 
 def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueNames,
                          server: ServerInfo | None, since: health.Identity | None,
-                         connection: int | None, vector: Vector, cause: str = "") -> str | None:
+                         connection: int | None, vector: Vector, cause: str = "",
+                         unkillable: str | None = None) -> str | None:
     """Raise InfrastructureError when the server, not the candidate, is at fault.
 
     `cause` is the failing verdict's message. A scripts candidate's call that runs past its
     limit has been killed already (its vector errored), so a server still busy is running a
     script that is not the candidate's, or one of the candidate's that has written and cannot
-    be killed (UNKILLABLE in `cause`: the run stops; on a server the suite started, the suite
+    be killed (`unkillable`, why: the run stops; on a server the suite started, the suite
     shuts it down, the only end Redis allows). After an adapter errored, a busy script may be
     its own or someone else's: on a server the suite started (only the run's processes use
     it) it is killed and the vector stays the candidate's (the note returned says so); on a
@@ -205,18 +209,19 @@ def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueN
         return None
     if health.is_busy(fault):
         private = server is not None and server.private
-        if UNKILLABLE in cause:
-            raise InfrastructureError(f"{_unkillable(client, private, cause)} (at vector "
-                                      f"{vector.id})")
+        if unkillable is not None:
+            raise InfrastructureError(f"{stop_unkillable(client, private, unkillable)} (at "
+                                      f"vector {vector.id})")
         if private:
             try:
                 if not kill_runaway(client, KILL_WAIT_S):
                     return None  # it ended by itself meanwhile
                 return "a script still ran after it, and the suite killed it with SCRIPT KILL"
             except redis.ResponseError as exc:
-                if UNKILLABLE in str(exc):
-                    raise InfrastructureError(f"{_unkillable(client, True, cause)} (at vector "
-                                              f"{vector.id})") from None
+                if is_unkillable(exc):
+                    reason = cause.removeprefix("candidate error in ").split(": ", 1)[-1]
+                    raise InfrastructureError(f"{stop_unkillable(client, True, reason)} (at "
+                                              f"vector {vector.id})") from None
             except redis.RedisError:
                 pass
         candidates = cause.startswith("candidate error in ")
@@ -224,10 +229,10 @@ def _hold_against_server(client: redis.Redis, profile: KeyProfile, names: QueueN
     raise InfrastructureError(f"{fault} (at vector {vector.id})")
 
 
-def _unkillable(client: redis.Redis, private: bool, cause: str) -> str:
-    """The line that stops a run whose candidate's script cannot be killed: on a server the
-    suite started, after shutting it down (SHUTDOWN NOSAVE, the one end Redis allows)."""
-    reason = cause.split(": ", 1)[1] if cause.startswith("candidate error in ") else cause
+def stop_unkillable(client: redis.Redis, private: bool, reason: str) -> str:
+    """The line that stops a run whose candidate's script cannot be killed (`reason`): on a
+    server the suite started, after shutting it down through `client` (SHUTDOWN NOSAVE, the
+    one end Redis allows)."""
     what = f"a script of the candidate's cannot be killed: {reason}"
     if private:
         with contextlib.suppress(redis.RedisError):
@@ -334,6 +339,9 @@ def _apply(vector: Vector, candidate: Candidate, client: redis.Redis, queue: Que
     """Apply one op, appending its result; the vector's verdict when the op ends it."""
     try:
         results.append(candidate.apply(client, queue, op))
+    except UnkillableScript as exc:
+        return Verdict(vector, Outcome.ERRORED, f"candidate error in {op_name(op)}: {exc}",
+                       unkillable=str(exc))
     except CandidateError as exc:
         return Verdict(vector, Outcome.ERRORED, f"candidate error in {op_name(op)}: {exc}")
     except CandidateSkipped as exc:
