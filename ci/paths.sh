@@ -13,9 +13,9 @@ trap 'rm -rf "$work"' EXIT
 official="$(python -c 'import bullmq, pathlib; print(pathlib.Path(bullmq.__file__).parent / "commands")')"
 python - "$work/mutant" <<'PY'
 import pathlib, sys
-from conformance.resources import lua_dir
-from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
-from conformance.selftest.mutants import write_mutant
+from conformance.core.resources import lua_dir
+from conformance.checks.mutant_catalog import EVERY_ENTRY_DIFFERS
+from conformance.checks.mutants import write_mutant
 write_mutant(lua_dir(), pathlib.Path(sys.argv[1]), EVERY_ENTRY_DIFFERS)
 PY
 textbook=(--candidate "command:$(command -v python) examples/textbook/adapter.py"

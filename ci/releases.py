@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance.outcomes import Outcome
+from conformance.core.outcomes import Outcome
 from conformance.reports.json_report import area_tallies, engine_text
 from conformance.reports.releases import Release, Releases
-from conformance.session import SUITE_VERSION
+from conformance.run.session import SUITE_VERSION
 from conformance.vectors import expectations
 from reference_impl import versions
 
@@ -132,7 +132,7 @@ class Judged:
 
 
 def _cli(python: str, args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([python, "-m", "conformance.cli", *args], cwd=cwd, text=True,
+    return subprocess.run([python, "-m", "conformance", *args], cwd=cwd, text=True,
                           capture_output=True, check=False, timeout=900)
 
 

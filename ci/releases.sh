@@ -16,5 +16,5 @@ out="$1"
 status=0
 python ci/releases.py --redis "$redis" "$out" || status=$?
 [ -f "$out/releases.json" ] || exit "$status"
-python -m conformance.cli report --releases "$out/releases.html" "$out/releases.json"
+python -m conformance report --releases "$out/releases.html" "$out/releases.json"
 exit "$status"

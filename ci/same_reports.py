@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conformance.core.queues import RUN_PREFIX_MASK, RUN_PREFIX_RE
+
 _CLOCK = re.compile(r'(pttl"?:? |actual )[0-9]+')
-_RUN_ID = re.compile(r"bmqc-[0-9a-f]+-")
 _RATE = re.compile(r"(examples, seed [0-9]+, )[0-9.]+/s")
 
 
@@ -26,7 +27,7 @@ def _results(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     document = json.loads(Path(path).read_text(encoding="utf-8"))
     rows = {}
     for result in document["results"]:
-        message = _RUN_ID.sub("bmqc-<run>-", _CLOCK.sub(r"\1<ms>", result["message"]))
+        message = RUN_PREFIX_RE.sub(RUN_PREFIX_MASK, _CLOCK.sub(r"\1<ms>", result["message"]))
         message = _RATE.sub(r"\1<rate>/s", message)
         rows[result["id"]] = {**result, "message": message}
     return rows, document["totals"]

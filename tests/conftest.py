@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import servers
-from conformance.resources import vectors_dir
+from conformance.core.resources import vectors_dir
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
 
@@ -79,7 +79,7 @@ def profile_skips(every_vector: list[Vector]) -> Callable[[str], set[str]]:
 def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
     """Ids an adapter that speaks adapter protocol version 1 is never sent: the vectors with a
     worker-half op or a field that version 2 added."""
-    from conformance.candidates.command import version_2_part
+    from conformance.candidates.adapter.command import version_2_part
     from reference_impl.ops import op_to_dict
 
     return {v.id for v in every_vector
@@ -99,7 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from hypothesis.configuration import set_hypothesis_home_dir
 
-    from conformance.resources import cache_dir
+    from conformance.core.resources import cache_dir
 
     base = cache_dir()
     if base is None:

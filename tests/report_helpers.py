@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance.resources import lua_dir, schema
+from conformance.core.resources import lua_dir, schema
 
 LUA_DIR = lua_dir()
 
@@ -40,7 +40,7 @@ HOSTILE = "<script>window.pwned = 1</script> {\"a\": 'b'} & </pre><b>not bold</b
 
 def cli(*args: str, timeout: float = 180, env: dict[str, str] | None = None,
         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=timeout, check=False, env=env)
 
 

@@ -272,7 +272,7 @@ class CommandLog:
 
 def suite_command(url: str, report: Path) -> list[str]:
     """The full run against `url`, as a user would type it."""
-    return [sys.executable, "-m", "conformance.cli", "run", "--redis", f"url:{url}", "-q",
+    return [sys.executable, "-m", "conformance", "run", "--redis", f"url:{url}", "-q",
             "--report-json", str(report)]
 
 

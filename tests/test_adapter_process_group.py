@@ -18,17 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates.base import QueueRef
-from conformance.candidates.command import CommandCandidate
-from conformance.errors import CandidateError, CandidateSkipped
+from conformance.candidates.adapter.command import CommandCandidate
+from conformance.core.errors import CandidateError, CandidateSkipped
+from conformance.core.queues import QueueRef
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo
-from conformance.session import profile_for
+from reference_impl import versions
 from reference_impl.ops import Add
 from tests.fault_helpers import alive, finish, run_in_background, survivors, wait_until
 
 FORKING = Path(__file__).parent / "adapters" / "forking.py"
 PROFILE = profile_for("bullmq")
-QUEUE = QueueRef(PROFILE, "bmqc-process-group")
+QUEUE = QueueRef(PROFILE, "bmqc-process-group", versions.CURRENT)
 ADD = Add("a", 1_700_000_000_000, {"n": 1})
 SHORT_TIMEOUT = 1.0
 
@@ -149,7 +150,7 @@ def test_a_failed_start_leaves_no_process(pidfile: Path, redis_server: ServerInf
 
 
 def test_adapter_check_leaves_no_process(pidfile: Path, redis_url: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "adapter", "check",
+    proc = subprocess.run([sys.executable, "-m", "conformance", "adapter", "check",
                            adapter(pidfile, "stubborn", "serve", "sh"), "--redis", redis_url],
                           capture_output=True, text=True, timeout=120, check=False)
     assert "ok   stop" in proc.stdout, proc.stdout + proc.stderr

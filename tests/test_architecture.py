@@ -12,27 +12,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("conformance", "reference_impl")
 
-#: Top to bottom: a module may import from its own layer or any layer below, never above.
-#: The longest matching prefix places a module.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("conformance.cli", "conformance.__main__", "conformance.commands",
-     "conformance.run_command", "conformance.plugin", "conformance.terminal",
-     "conformance.identify_command"),
-    ("conformance.active_run", "conformance.items"),
-    ("conformance.reports", "conformance.selftest", "conformance.properties",
-     "conformance.properties_worker", "conformance.properties_queue",
-     "conformance.properties_ahead",
-     "conformance.candidates.adapter_check", "conformance.identify"),
-    ("conformance.session",),
-    ("conformance.runner", "conformance.batch"),
-    ("conformance.candidates", "conformance.servers", "conformance.vectors",
-     "conformance.snapshot", "conformance.compare", "conformance.align",
-     "conformance.keytracker"),
-    ("conformance.schemas", "conformance.resources", "conformance.outcomes",
-     "conformance.options", "conformance.errors", "conformance.signals", "conformance"),
-    ("reference_impl.generate", "reference_impl.cases"),
-    ("reference_impl",),
+#: Top to bottom, one folder a line, in the order a run flows: a module may import from its own
+#: folder or any folder below, never above. docs/ARCHITECTURE.md's table has the same rows.
+LAYERS: tuple[str, ...] = (
+    "conformance.cli",
+    "conformance.plugin",
+    "conformance.checks",
+    "conformance.properties",
+    "conformance.reports",
+    "conformance.run",
+    "conformance.candidates",
+    "conformance.state",
+    "conformance.servers",
+    "conformance.vectors",
+    "conformance.core",
+    "reference_impl.cases",
+    "reference_impl",
 )
+#: What is neither a folder nor in one: the package (a docstring) and `python -m conformance`.
+ENTRY = ("conformance.__main__", "conformance")
 
 
 @dataclass(frozen=True)
@@ -76,13 +74,16 @@ def imports(name: str, path: Path, known: set[str]) -> Iterator[Import]:
 
 
 def layer_of(module: str) -> int:
-    best, length = None, -1
-    for index, prefixes in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
-                best, length = index, len(prefix)
-    assert best is not None, f"{module} is in no layer: add it to LAYERS (and ARCHITECTURE.md)"
-    return best
+    """The index of the folder `module` is in (`reference_impl.generate` renders the cases)."""
+    if module in ENTRY:
+        return -1 if module == "conformance.__main__" else len(LAYERS) - 3
+    if module == "reference_impl.generate":
+        module = "reference_impl.cases"
+    for index, folder in enumerate(LAYERS):
+        if module == folder or module.startswith(folder + "."):
+            return index
+    raise AssertionError(f"{module} is in no layer: add its folder to LAYERS and "
+                         "docs/ARCHITECTURE.md")
 
 
 def graph() -> list[Import]:
@@ -134,25 +135,50 @@ def test_the_checks_see_what_they_claim() -> None:
     """The graph is not empty and knows the edges that define the shape (so the tests above
     cannot pass by reading nothing)."""
     edges = {(e.source, e.target) for e in graph()}
-    assert ("conformance.session", "conformance.runner") in edges
-    assert ("conformance.runner", "conformance.candidates.base") in edges
-    assert ("conformance.runner", "reference_impl.expected") in edges
+    assert ("conformance.run.session", "conformance.run.serial") in edges
+    assert ("conformance.run.serial", "conformance.candidates.base") in edges
+    assert ("conformance.run.serial", "reference_impl.expected") in edges
     assert not any(target == "reference_impl.generate" for source, target in edges
-                   if source == "conformance.runner")
-    assert layer_of("conformance.cli") < layer_of("conformance.session") \
-        < layer_of("conformance.runner") < layer_of("conformance.vectors") \
+                   if source == "conformance.run.serial")
+    assert layer_of("conformance.cli.run") < layer_of("conformance.plugin.hooks") \
+        < layer_of("conformance.run.session") < layer_of("conformance.candidates.base") \
+        < layer_of("conformance.state.snapshot") < layer_of("conformance.core.queues") \
         < layer_of("reference_impl.model")
     assert len(edges) > 150
 
 
-def test_architecture_page_names_every_folder_and_module() -> None:
-    """docs/ARCHITECTURE.md matches the folders: every subpackage and top-level module of
-    `conformance/` is placed on the page."""
+def _page_rows() -> list[tuple[str, str]]:
+    """The layer table of docs/ARCHITECTURE.md: (folder, the rest of the row), top to bottom."""
     page = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    package = ROOT / "conformance"
-    folders = [p.name for p in package.iterdir() if (p / "__init__.py").is_file()]
-    files = [p.name for p in package.glob("*.py") if p.name != "__init__.py"]
-    assert len(folders) >= 6 and len(files) >= 15
-    missing = [f"{name}/" for name in folders if f"`{name}/" not in page]
-    missing += [name for name in files if f"`{name}`" not in page]
+    table = page.split("## The floors", 1)[1].split("\n\n", 2)[1]
+    rows = []
+    for line in table.splitlines()[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows.append((cells[0].strip("`").rstrip("/").replace("/", "."), " ".join(cells[1:])))
+    return rows
+
+
+def test_every_folder_is_a_layer() -> None:
+    """Every folder of the packages is placed by LAYERS (package data excepted)."""
+    folders = {module_name(path.parent) for path in ROOT.glob("conformance/*/__init__.py")
+               if path.parent.name != "bundled"}
+    top = {folder for folder in LAYERS if folder.count(".") == 1 and
+           folder.startswith("conformance.")}
+    assert folders == top
+
+
+def test_architecture_page_has_the_layers_and_names_every_module() -> None:
+    """docs/ARCHITECTURE.md's floors are LAYERS, in order, and each row names every module of
+    its folder (`hooks.py`, `scripts/call.py`), so the page cannot disagree with the code."""
+    rows = _page_rows()
+    assert [folder for folder, _ in rows] == list(LAYERS)
+    missing = []
+    for folder, text in rows:
+        if not folder.startswith("conformance."):
+            continue
+        base = ROOT.joinpath(*folder.split("."))
+        for path in sorted(base.rglob("*.py")):
+            name = path.relative_to(base).as_posix()
+            if name != "__init__.py" and f"`{name}`" not in text:
+                missing.append(f"{folder}: {name}")
     assert missing == []

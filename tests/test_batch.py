@@ -1,4 +1,4 @@
-"""The pipelined runner (`conformance.batch`) gives the serial path's verdicts, word for word,
+"""The pipelined runner (`conformance.run.batch`) gives the serial path's verdicts, word for word,
 on passing and failing scripts, Lua errors included, and leaves no key behind."""
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from typing import Any
 import pytest
 import redis
 
-from conformance import batch
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.errors import InfrastructureError
-from conformance.outcomes import Outcome
-from conformance.resources import lua_dir
-from conformance.runner import QueueNames, Verdict, run_vector
-from conformance.selftest.mutant_catalog import CATALOG, EVERY_ENTRY_DIFFERS
-from conformance.selftest.mutants import batches, write_mutant
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.checks.mutant_catalog import CATALOG, EVERY_ENTRY_DIFFERS
+from conformance.checks.mutants import batches, write_mutant
+from conformance.core.errors import InfrastructureError
+from conformance.core.outcomes import Outcome
+from conformance.core.queues import QueueNames
+from conformance.core.resources import lua_dir
+from conformance.run import batch
+from conformance.run.serial import Verdict, run_vector
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import profile_for
 from conformance.vectors import Vector
 from tests.fault_helpers import local_spec
 
@@ -185,7 +186,7 @@ def _cli_run(tmp_path: Path, label: str, serial: bool, *args: str) -> tuple[dict
     env = {k: v for k, v in os.environ.items() if k != batch.SERIAL_ENV}
     if serial:
         env[batch.SERIAL_ENV] = "1"
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis", local_spec(),
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--redis", local_spec(),
                            "--examples", "0", "--seed", "1", "--report-json", str(report),
                            *args], capture_output=True, text=True, timeout=300, env=env,
                           check=False)

@@ -13,13 +13,14 @@ import pytest
 import redis
 
 from conformance import cli, servers
-from conformance.errors import Exit
-from conformance.outcomes import Outcome
-from conformance.runner import QueueNames, run_vector
-from conformance.selftest import bench
-from conformance.selftest import bench_figures as figures
-from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
-from conformance.session import profile_for
+from conformance.checks import bench
+from conformance.checks import bench_figures as figures
+from conformance.checks.mutant_catalog import EVERY_ENTRY_DIFFERS
+from conformance.core.errors import Exit
+from conformance.core.outcomes import Outcome
+from conformance.core.queues import QueueNames
+from conformance.run.serial import run_vector
+from conformance.run.session import profile_for
 from conformance.vectors import Vector
 from tests.fault_helpers import local_spec
 

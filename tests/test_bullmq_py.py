@@ -10,15 +10,16 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from conformance import snapshot
-from conformance.candidates.base import QueueRef
-from conformance.candidates.bullmq_package import frozen_seconds
-from conformance.candidates.bullmq_py import PythonClientCandidate
-from conformance.errors import CandidateError, CandidateSkipped
-from conformance.runner import QueueNames, run_vector
+from conformance.candidates.clients.bullmq_py import PythonClientCandidate
+from conformance.candidates.clients.package import frozen_seconds
+from conformance.core.errors import CandidateError, CandidateSkipped
+from conformance.core.queues import QueueNames, QueueRef
+from conformance.run.serial import run_vector
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import profile_for
+from conformance.state import snapshot
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.keys import BULLMQ, ECHOMQ, KeyProfile
 from reference_impl.ops import Add, ChangeDelay, MoveToActive, MoveToDelayed, Op, Promote
 from reference_impl.worker_ops import (
@@ -125,7 +126,7 @@ def test_change_delay_runs_when_the_package_loads_it(all_vectors: list[Vector],
 def test_keys_follow_the_profile(redis_server: ServerInfo, candidate: PythonClientCandidate,
                                  profile: KeyProfile) -> None:
     client = client_for(redis_server)
-    queue = QueueRef(profile, QueueNames().next())
+    queue = QueueRef(profile, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, profile)
     try:
         assert candidate.apply(client, queue, Add("a", 1700000000000, {"n": 1},
@@ -145,7 +146,7 @@ def test_keys_follow_the_profile(redis_server: ServerInfo, candidate: PythonClie
 def test_wrong_profile_is_a_candidate_error(redis_server: ServerInfo,
                                             candidate: PythonClientCandidate) -> None:
     candidate.start(redis_server.url, BULLMQ)
-    queue = QueueRef(ECHOMQ, QueueNames().next())
+    queue = QueueRef(ECHOMQ, QueueNames().next(), versions.CURRENT)
     with pytest.raises(CandidateError, match="BASE"):
         candidate.apply(client_for(redis_server), queue, Add("a", 1700000000000))
 
@@ -158,7 +159,7 @@ def test_clock_is_restored_after_an_op(redis_server: ServerInfo,
     import bullmq.scripts
 
     client = client_for(redis_server)
-    queue = QueueRef(BULLMQ, QueueNames().next())
+    queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
         candidate.apply(client, queue, MoveToActive(1700000000000))
@@ -185,7 +186,7 @@ def test_what_the_package_cannot_express_is_skipped(redis_server: ServerInfo,
                                                     candidate: PythonClientCandidate, op: Op,
                                                     reason: str) -> None:
     client = client_for(redis_server)
-    queue = QueueRef(BULLMQ, QueueNames().next())
+    queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
         with pytest.raises(CandidateSkipped, match=r"bullmq 3\.4\.4") as caught:
@@ -199,7 +200,7 @@ def test_worker_calls_fetch_next_and_write_fields(redis_server: ServerInfo,
                                                   candidate: PythonClientCandidate) -> None:
     """Job.moveToCompleted(..., fetchNext=True) and the retry calls Job.moveToFailed makes."""
     client = client_for(redis_server)
-    queue = QueueRef(BULLMQ, QueueNames().next())
+    queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
         for name in "abc":

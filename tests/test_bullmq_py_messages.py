@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance import snapshot
-from conformance.candidates import bullmq_package
-from conformance.candidates.base import QueueRef
-from conformance.candidates.bullmq_package import shipped_scripts
-from conformance.candidates.bullmq_py import PythonClientCandidate
-from conformance.errors import CandidateSkipped
-from conformance.runner import QueueNames
+from conformance.candidates.clients import package as bullmq_package
+from conformance.candidates.clients.bullmq_py import PythonClientCandidate
+from conformance.candidates.clients.package import shipped_scripts
+from conformance.core.errors import CandidateSkipped
+from conformance.core.queues import QueueNames, QueueRef
 from conformance.servers import ServerInfo, client_for
+from conformance.state import snapshot
+from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import ChangeDelay, Op
 from reference_impl.worker_ops import ReleaseLock
@@ -63,7 +63,7 @@ def candidate(redis_server: ServerInfo, another_release: None
 
 def _skip_reason(candidate: PythonClientCandidate, redis_server: ServerInfo, op: Op) -> str:
     client = client_for(redis_server)
-    queue = QueueRef(BULLMQ, QueueNames().next())
+    queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     try:
         with pytest.raises(CandidateSkipped) as caught:
             candidate.apply(client, queue, op)

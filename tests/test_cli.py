@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import build_parser
-from conformance.resources import lua_dir, vectors_dir
+from conformance.core.resources import lua_dir, vectors_dir
 from conformance.servers import ServerInfo
 from conformance.vectors import load_file
 from reference_impl import versions
@@ -25,7 +25,7 @@ SMALL = "next-wake.yaml"
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=timeout, check=False)
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import CACHE_ENV
-from conformance.selftest.mutant_catalog import CATALOG
-from conformance.selftest.mutants import write_mutant
+from conformance.checks.mutant_catalog import CATALOG
+from conformance.checks.mutants import write_mutant
+from conformance.core.resources import CACHE_ENV
 from conformance.servers.common import free_port
 from tests.fault_helpers import ROOT, ServerProcess, local_spec
 from tests.test_cli import cli, one_vector_dir
@@ -104,7 +104,7 @@ def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_leaks_nothin
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", "-q", "--examples", "0", "-k", "4097",
+        [sys.executable, "-m", "conformance", "run", "-q", "--examples", "0", "-k", "4097",
          "--redis", local_spec(), option, str(DEV_FULL)],
         capture_output=True, text=True, timeout=120, check=False,
         env={**os.environ, "TMPDIR": str(scratch)})

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.candidates.base import QueueRef
-from conformance.resources import vectors_dir
-from conformance.runner import judge
+from conformance.core.queues import QueueRef
+from conformance.core.resources import vectors_dir
+from conformance.run.serial import judge
 from conformance.servers import ServerInfo, capabilities, provision
-from conformance.snapshot import Snapshot
+from conformance.state.snapshot import Snapshot
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.keys import BULLMQ, ECHOMQ, custom_profile
 from tests.fault_helpers import cluster_binary
 
@@ -27,7 +28,7 @@ VECTORS_DIR = vectors_dir()
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=300, check=False)
 
 
@@ -73,7 +74,7 @@ def test_unmet_needs_are_reasons() -> None:
 
 
 def test_keys_outside_the_queue_slot_fail_a_one_slot_vector() -> None:
-    queue = QueueRef(ECHOMQ, "bmqc-test-000001")
+    queue = QueueRef(ECHOMQ, "bmqc-test-000001", versions.CURRENT)
     vector = Vector("cluster/x", "d", (), {}, (), (), {}, None, None, Path("x.yaml"), 1,
                     ("hash-tag",), True)
     stray = "emq:bmqc-test-000001:wait"  # the tag forgotten: another slot

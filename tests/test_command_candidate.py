@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates.command import reply_problem
+from conformance.candidates.adapter.command import reply_problem
 
 FAULTY = Path(__file__).parent / "adapters" / "faulty.py"
 #: Three vectors of the current protocol (their older ranges would only be skipped).
@@ -18,7 +18,7 @@ SELECT = ("(band-bump/2-same-ms or band-bump/3-same-ms or promote-range/promote-
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=120, check=False)
 
 

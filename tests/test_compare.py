@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.compare import compare_key_names, compare_keys, compare_returns
+from conformance.state.compare import compare_key_names, compare_keys, compare_returns
 
 
 def test_equal_state_has_no_diff() -> None:

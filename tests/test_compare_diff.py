@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.align import sequence_differences
-from conformance.compare import (
+from conformance.state.align import sequence_differences
+from conformance.state.compare import (
     MAX_DIFFERENCES,
     MAX_KEY_LINES,
     MAX_VALUE_CHARS,

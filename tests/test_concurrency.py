@@ -1,4 +1,4 @@
-"""conformance.selftest.concurrency: exactly-once claims and claim order under concurrency."""
+"""conformance.checks.concurrency: exactly-once claims and claim order under concurrency."""
 
 from __future__ import annotations
 
@@ -9,17 +9,18 @@ import pytest
 import redis
 
 from conformance import servers
-from conformance.candidates.base import Candidate, QueueRef
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.cli import main
-from conformance.resources import lua_dir
-from conformance.selftest.concurrency import (
+from conformance.candidates.base import Candidate
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.checks.concurrency import (
     Claim,
     Verdict,
     check_order,
     run_concurrency,
     textbook_claims,
 )
+from conformance.cli import main
+from conformance.core.queues import QueueRef
+from conformance.core.resources import lua_dir
 from reference_impl.keys import BULLMQ, ECHOMQ
 from reference_impl.ops import MoveToActive, Op, Result
 

@@ -1,4 +1,4 @@
-"""conformance.selftest.crash: workers killed or frozen mid-job, jobs recovered by the stall
+"""conformance.checks.crash: workers killed or frozen mid-job, jobs recovered by the stall
 check, every job completed exactly once, and the negative controls that must be caught."""
 
 from __future__ import annotations
@@ -11,13 +11,10 @@ import pytest
 import redis
 
 from conformance import servers
-from conformance.candidates.base import Candidate, QueueRef
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.cli import main
-from conformance.errors import UsageError
-from conformance.resources import lua_dir
-from conformance.selftest.crash import plan_dooms, run_crash
-from conformance.selftest.crash_verdict import (
+from conformance.candidates.base import Candidate
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.checks.crash import plan_dooms, run_crash
+from conformance.checks.crash_verdict import (
     CrashVerdict,
     Events,
     Finish,
@@ -26,7 +23,12 @@ from conformance.selftest.crash_verdict import (
     StallPass,
     judge,
 )
-from conformance.snapshot import delete_queue
+from conformance.cli import main
+from conformance.core.errors import UsageError
+from conformance.core.queues import QueueRef
+from conformance.core.resources import lua_dir
+from conformance.state.snapshot import delete_queue
+from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, MoveToActive, Op, Result
 from reference_impl.worker_ops import MoveStalledJobsToWait, MoveToFinished
@@ -240,7 +242,7 @@ def test_a_stall_check_of_four_ids_is_a_list(redis_server: servers.ServerInfo,
     # Four ids once came back as a fetch-next {job, ttl, next}.
     cand = ScriptsCandidate(official_scripts)
     client = servers.client_for(redis_server)
-    queue = QueueRef(BULLMQ, "bmqc-crash-four")
+    queue = QueueRef(BULLMQ, "bmqc-crash-four", versions.CURRENT)
     try:
         for i in range(4):
             cand.apply(client, queue, Add(name="j", timestamp=1, data={"i": i}))

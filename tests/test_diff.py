@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.resources import lua_dir
+from conformance.core.resources import lua_dir
 
 LUA_DIR = lua_dir()
 
 
 def diff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "diff", *args],
+    return subprocess.run([sys.executable, "-m", "conformance", "diff", *args],
                           capture_output=True, text=True, timeout=300, check=False)
 
 

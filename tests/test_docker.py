@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from conformance import servers
-from conformance.errors import InfrastructureError
+from conformance.core.errors import InfrastructureError
 from conformance.servers import (
     DEFAULT_IMAGE,
     IMAGE_ENV,
@@ -125,7 +125,7 @@ def test_missing_docker_skips_locally_and_fails_in_ci(monkeypatch: pytest.Monkey
 @pytest.mark.slow
 def test_full_vector_set_in_a_container(docker_image: str, tmp_path: Path) -> None:
     report_path = tmp_path / "report.json"
-    command = [sys.executable, "-m", "conformance.cli", "run", "-q",
+    command = [sys.executable, "-m", "conformance", "run", "-q",
                "--redis", f"docker:{docker_image}", "--report-json", str(report_path)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
                           timeout=FULL_RUN_TIMEOUT, check=False)

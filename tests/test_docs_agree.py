@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from conformance.commands import build_parser
-from conformance.options import CURRENT_PROTOCOL, SHARED
+from conformance.cli.commands import build_parser
+from conformance.core.options import CURRENT_PROTOCOL, SHARED
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import example_adapter
+from conformance.core.resources import example_adapter
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
 
@@ -28,7 +28,7 @@ def adapter_command(scripts: Path) -> str:
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance.errors import UsageError
-from conformance.resources import lua_dir
+from conformance.core.errors import UsageError
+from conformance.core.resources import lua_dir
 from conformance.vectors.expectations import from_report, load
 
 LUA_DIR = lua_dir()
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=120, check=False)
 
 

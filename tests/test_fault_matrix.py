@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conformance.resources import lua_dir
+from conformance.core.resources import lua_dir
 from tests.fault_helpers import (
     FAULTY_ADAPTER,
     Ended,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conformance.resources import lua_dir
+from conformance.core.resources import lua_dir
 from conformance.vectors import Vector
 from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
 from tests.fault_helpers import FAULTY_ADAPTER, ServerProcess
@@ -25,7 +25,7 @@ LUA_DIR = lua_dir()
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=timeout, check=False)
 
 
@@ -102,7 +102,7 @@ def test_redis_killed_mid_run_is_an_infrastructure_error(server: ServerProcess,
                                                          tmp_path: Path) -> None:
     port = server.port
     report = tmp_path / "r.json"
-    run = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
+    run = subprocess.Popen([sys.executable, "-m", "conformance", "run", "-q", "--redis",
                             f"url:redis://127.0.0.1:{port}/0", "--examples", "0",
                             "--report-json", str(report)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -15,8 +15,8 @@ import pytest
 from shared_server_helpers import db_url, own_redis
 
 from conformance import servers
-from conformance.runner import QueueNames
-from conformance.session import Run, RunOptions
+from conformance.core.queues import QueueNames
+from conformance.run.session import Run, RunOptions
 from tests.fault_helpers import cluster_binary
 
 #: The database of the module's server the sweeps run on.

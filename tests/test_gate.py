@@ -18,9 +18,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from report_helpers import SCHEMA, cli
 
-from conformance.outcomes import Coverage, Outcome, SkipKind
+from conformance.cli.terminal import RunReporter
+from conformance.core.outcomes import Coverage, Outcome, SkipKind
 from conformance.reports.json_report import summary_markdown
-from conformance.terminal import RunReporter
 from conformance.vectors import Vector
 from reference_impl.ops import OP_NAMES, op_name
 

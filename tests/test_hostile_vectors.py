@@ -17,8 +17,8 @@ from string import Template
 
 import pytest
 
-from conformance.errors import UsageError, VectorError
-from conformance.resources import CACHE_ENV
+from conformance.core.errors import UsageError, VectorError
+from conformance.core.resources import CACHE_ENV
 from conformance.vectors import expectations, load_file, looks_like_vector_file
 from tests.fault_helpers import assert_both_commands_refuse
 

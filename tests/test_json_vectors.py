@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.resources import vectors_dir
+from conformance.core.resources import vectors_dir
 from conformance.vectors.yaml_strict import compose
 from reference_impl.generate import render_all
 
@@ -24,7 +24,7 @@ SMALL = "next-wake"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=120, check=False)
 
 

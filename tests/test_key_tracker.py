@@ -18,13 +18,14 @@ import redis
 from shared_server_helpers import db_url, own_redis
 
 from conformance import servers
-from conformance.candidates.base import Candidate, QueueRef
-from conformance.errors import InfrastructureError
-from conformance.keytracker import KeyTracker, TrackingRefused
-from conformance.outcomes import Outcome
-from conformance.runner import QueueNames
-from conformance.session import Run, RunOptions
+from conformance.candidates.base import Candidate
+from conformance.core.errors import InfrastructureError
+from conformance.core.outcomes import Outcome
+from conformance.core.queues import QueueNames, QueueRef
+from conformance.run.session import Run, RunOptions
+from conformance.state.keytracker import KeyTracker, TrackingRefused
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.keys import PROFILES
 from reference_impl.ops import Op, Result
 
@@ -54,7 +55,7 @@ def _scans(client: redis.Redis) -> int:
 
 
 def _queue(names: QueueNames) -> QueueRef:
-    return QueueRef(PROFILES["bullmq"], names.next())
+    return QueueRef(PROFILES["bullmq"], names.next(), versions.CURRENT)
 
 
 def test_writes_of_other_connections_are_read_after_them(own_server: servers.ServerInfo
@@ -305,7 +306,7 @@ def test_parallel_workers_track_their_own_keys(own_server: servers.ServerInfo) -
         client.eval(FILL, 0, 1, 50_000)
         checksum = client.eval(CHECKSUM, 0, 50_000)
         scans = _scans(client)
-        proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", "-n", "2",
+        proc = subprocess.run([sys.executable, "-m", "conformance", "run", "-q", "-n", "2",
                                "--redis", f"url:{url}", "--examples", "0"],
                               capture_output=True, text=True, timeout=600, check=False)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr

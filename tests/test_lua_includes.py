@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates.lua_includes import resolve
-from conformance.errors import CandidateError
-from conformance.resources import lua_dir
+from conformance.candidates.scripts.includes import resolve
+from conformance.core.errors import CandidateError
+from conformance.core.resources import lua_dir
 
 LUA_DIR = lua_dir()
 

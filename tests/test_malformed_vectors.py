@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.errors import VectorError
-from conformance.resources import CACHE_ENV, vectors_dir
+from conformance.core.errors import VectorError
+from conformance.core.resources import CACHE_ENV, vectors_dir
 from conformance.vectors import load_dir
 from tests.fault_helpers import assert_both_commands_refuse
 

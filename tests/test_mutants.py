@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.resources import lua_dir
-from conformance.selftest import mutants
-from conformance.selftest.mutant_catalog import CATALOG, QUEUE_MUTANTS, Mutant
-from conformance.session import profile_for
+from conformance.checks import mutants
+from conformance.checks.mutant_catalog import CATALOG, QUEUE_MUTANTS, Mutant
+from conformance.core.resources import lua_dir
+from conformance.run.session import profile_for
 from conformance.vectors import Vector
 
 LUA_DIR = lua_dir()
@@ -130,7 +130,7 @@ def test_a_surviving_mutant_exits_1(monkeypatch: pytest.MonkeyPatch, redis_url: 
 @pytest.mark.slow
 @pytest.mark.parametrize("scripts", ["reference", "official"])
 def test_every_mutant_is_killed(scripts: str, redis_url: str, official_scripts: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "mutants", "--scripts",
+    proc = subprocess.run([sys.executable, "-m", "conformance", "mutants", "--scripts",
                            scripts, "--redis", redis_url], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.resources import lua_dir
-from conformance.runner import QueueNames, Verdict, run_vector
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.queues import QueueNames
+from conformance.core.resources import lua_dir
+from conformance.run.serial import Verdict, run_vector
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import profile_for
 from conformance.vectors import Vector
 
 LUA_DIR = lua_dir()

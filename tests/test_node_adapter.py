@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import snapshot
-from conformance.candidates.base import QueueRef
-from conformance.candidates.command import CommandCandidate
-from conformance.errors import CandidateSkipped
-from conformance.resources import node_adapter_source
-from conformance.runner import QueueNames
+from conformance.candidates.adapter.command import CommandCandidate
+from conformance.core.errors import CandidateSkipped
+from conformance.core.queues import QueueNames, QueueRef
+from conformance.core.resources import node_adapter_source
 from conformance.servers import ServerInfo, client_for
+from conformance.state import snapshot
+from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, MoveToActive
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
@@ -46,7 +46,7 @@ T = 1700000000000
 @pytest.mark.parametrize("profile", ["bullmq", "echomq"])
 def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile: str) -> None:
     report = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", "--redis",
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "-q", "--redis",
                            redis_url, "--candidate", "bullmq-node", "--profile", profile,
                            "--report-json", str(report)],
                           capture_output=True, text=True, timeout=300, check=False)
@@ -77,7 +77,7 @@ def test_speaks_protocol_2_and_skips_what_the_client_cannot_express(
     adapter = node_adapter_source() / "adapter.js"
     candidate = CommandCandidate(f"node {adapter}", label="bullmq-node")
     client = client_for(redis_server)
-    queue = QueueRef(BULLMQ, QueueNames().next())
+    queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
         assert candidate.speaks == 2

@@ -13,16 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates.base import QueueRef
-from conformance.candidates.command import CommandCandidate
-from conformance.errors import CandidateError, CandidateUnusable, Exit
+from conformance.candidates.adapter.command import CommandCandidate
+from conformance.core.errors import CandidateError, CandidateUnusable, Exit
+from conformance.core.queues import QueueRef
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo
-from conformance.session import profile_for
+from reference_impl import versions
 from reference_impl.ops import Add, Pause
 
 FAULTY = Path(__file__).parent / "adapters" / "faulty.py"
 PROFILE = profile_for("bullmq")
-QUEUE = QueueRef(PROFILE, "bmqc-odd-adapters")
+QUEUE = QueueRef(PROFILE, "bmqc-odd-adapters", versions.CURRENT)
 ADD = Add("a", 1_700_000_000_000, {"n": 1})
 LONG_TIMEOUT = 30.0
 
@@ -173,7 +174,7 @@ def test_a_good_start_resets_the_count(tmp_path: Path, redis_server: ServerInfo)
 
 
 def check(command: str, redis_url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "adapter", "check", command,
+    return subprocess.run([sys.executable, "-m", "conformance", "adapter", "check", command,
                            "--redis", redis_url, "--adapter-timeout", "5"],
                           capture_output=True, text=True, timeout=120, check=False)
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from conformance.candidates.bullmq_package import PINNED_VERSION, describe
-from conformance.candidates.scripts import LAYOUTS
-from conformance.resources import lua_dir
+from conformance.candidates.clients.package import PINNED_VERSION, describe
+from conformance.candidates.scripts.candidate import LAYOUTS
+from conformance.core.resources import lua_dir
 from conformance.vectors import Vector
 from reference_impl.ops import (
     OP_NAMES,
@@ -59,7 +59,7 @@ NO_REDIS = "url:redis://127.0.0.1:1/0"
 
 def cli(*args: str, env: dict[str, str] | None = None,
         timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
                           text=True, timeout=timeout, check=False, env=env)
 
 

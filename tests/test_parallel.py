@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.active_run import worker_db
-from conformance.items import property_shards
+from conformance.plugin.hooks import worker_db
+from conformance.plugin.items import property_shards
 from conformance.servers import ServerInfo
 from tests.fault_helpers import local_spec
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "-q", *args],
+    return subprocess.run([sys.executable, "-m", "conformance", "run", "-q", *args],
                           capture_output=True, text=True, timeout=600, check=False)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import lua_dir, vectors_dir
+from conformance.core.resources import lua_dir, vectors_dir
 from conformance.vectors import iter_vectors, load_dir
 
 TEMPLATE = Path(__file__).parent / "port_repo"

@@ -12,12 +12,13 @@ import yaml
 
 from conformance import cli
 from conformance.candidates import from_spec
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.properties import PropertyResult, check_candidate
-from conformance.resources import lua_dir
-from conformance.runner import QueueNames, run_vector
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.queues import QueueNames
+from conformance.core.resources import lua_dir
+from conformance.properties.check import PropertyResult, check_candidate
+from conformance.run.serial import run_vector
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import profile_for
 from conformance.vectors import load_file
 from reference_impl.generate import PROTOCOL, RULES_VERSION, SCHEMA_VERSION
 
@@ -96,7 +97,7 @@ def test_the_shrunk_vector_is_a_valid_vector_that_reproduces(
     tests = yaml.safe_load(broken_result.vector_yaml or "")
     document = {"schema_version": SCHEMA_VERSION, "protocol": PROTOCOL, "area": "properties",
                 "description": "Found by the property check.",
-                "generator": {"source": "conformance/properties.py", "version": "0.1.0"},
+                "generator": {"source": "conformance/properties/check.py", "version": "0.1.0"},
                 "rules_version": RULES_VERSION, "notes": {}, "number_of_tests": len(tests),
                 "tests": tests}
     path = tmp_path / "properties.yaml"

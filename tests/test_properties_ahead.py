@@ -1,4 +1,4 @@
-"""The properties items checked ahead in a child process (`conformance.properties_ahead`):
+"""The properties items checked ahead in a child process (`conformance.properties.ahead`):
 the same result as in-process, passing and failing; the child's exceptions re-raised; a dead
 child's items run in-process; where a child is refused; and a signal stops the child too."""
 
@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from conformance import batch, properties, properties_ahead
-from conformance.errors import InfrastructureError
-from conformance.outcomes import Outcome
-from conformance.properties import PropertyResult, check_candidate
-from conformance.resources import lua_dir
-from conformance.selftest.mutant_catalog import EVERY_ENTRY_DIFFERS
-from conformance.selftest.mutants import write_mutant
+from conformance.checks.mutant_catalog import EVERY_ENTRY_DIFFERS
+from conformance.checks.mutants import write_mutant
+from conformance.core.errors import InfrastructureError
+from conformance.core.outcomes import Outcome
+from conformance.core.resources import lua_dir
+from conformance.properties import ahead as properties_ahead
+from conformance.properties import check as properties
+from conformance.properties.check import PropertyResult, check_candidate
+from conformance.run import batch
+from conformance.run.session import Run, RunOptions
 from conformance.servers import ServerInfo
-from conformance.session import Run, RunOptions
 from conformance.vectors import Vector
 from tests.fault_helpers import (
     alive,

@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 import redis
 
-from conformance import properties
-from conformance.candidates.base import Capabilities, QueueRef
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.errors import InfrastructureError
-from conformance.properties import _reported, check_candidate
-from conformance.resources import lua_dir
+from conformance.candidates.base import Capabilities
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.errors import InfrastructureError
+from conformance.core.queues import QueueNames, QueueRef
+from conformance.core.resources import lua_dir
+from conformance.properties import check as properties
+from conformance.properties.check import _reported, check_candidate
 from conformance.servers import ServerInfo
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Add, Op
@@ -89,7 +90,7 @@ def test_a_disagreement_that_does_not_come_back_is_no_verdict(redis_server: Serv
     # Without the second pass it would have been an unsure attempt, never a failure.
     client = redis.Redis.from_url(redis_server.url, decode_responses=True)
     ctx = properties._Context(Misbehaving(lie_from=25, lies=1), client,
-                              properties.QueueNames(), properties.profile_for("bullmq"), 5)
+                              QueueNames(), properties.profile_for("bullmq"), 5)
     ctx.candidate.start(redis_server.url, ctx.profile)
     try:
         attempt = properties._attempt(ctx, properties.settings(
@@ -199,7 +200,7 @@ def test_someone_elses_flush_runs_the_check_again() -> None:
         assert candidate.calls > 80, "the second pass ran every example again"
         # The first pass ended on the flush itself (not on a disagreement it caused).
         client = redis.Redis.from_url(server.url, decode_responses=True)
-        names = properties.QueueNames()
+        names = QueueNames()
         tracker = properties._tracker(server.url, names, client, properties.health.probe_key(
             properties.profile_for("bullmq"), names.run_id))
         assert tracker is not None

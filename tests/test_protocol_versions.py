@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from report_helpers import cli
 
-from conformance.identify import Judged, identify
-from conformance.outcomes import Outcome
-from conformance.resources import lua_dir, vectors_dir
-from conformance.selftest.mutant_catalog import CATALOG
-from conformance.selftest.mutants import write_mutant
+from conformance.checks.mutant_catalog import CATALOG
+from conformance.checks.mutants import write_mutant
+from conformance.core.outcomes import Outcome
+from conformance.core.resources import lua_dir, vectors_dir
+from conformance.reports.identify import Judged, identify
 from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.cases import Case

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance import candidates, cli, resources
-from conformance.errors import UsageError
+from conformance import candidates, cli
+from conformance.core import resources
+from conformance.core.errors import UsageError
 
 
 @pytest.fixture(autouse=True)

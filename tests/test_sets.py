@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from model_helpers import T
 
-from conformance.compare import compare_keys
+from conformance.state.compare import compare_keys
 from reference_impl.form import form_to_store, store_to_form
 from reference_impl.model import QueueModel
 from reference_impl.ops import Add, MoveToActive, MoveToDelayed

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import signals
+from conformance.core import signals
 from tests.fault_helpers import (
     FAULTY_ADAPTER,
     PAST_20,

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from conformance import snapshot
+from conformance.core.queues import glob_escape
 from conformance.servers import ServerInfo, client_for
+from conformance.state import snapshot
 
 
 @pytest.fixture
@@ -85,7 +86,7 @@ def test_read_matching_reads_and_deletes_only_what_matches(client: redis.Redis,
     client.script_load(snapshot.READ_KEYS)
     pipe = client.pipeline(transaction=False)
     run_prefix = base.split(":q:")[0]
-    snapshot.read_matching(pipe, f"{snapshot.glob_escape(base)}*", run_prefix)
+    snapshot.read_matching(pipe, f"{glob_escape(base)}*", run_prefix)
     read, foreign = snapshot.decode_read_all(pipe.execute()[0])
     assert sorted(read) == [f"{base}1", f"{base}wait"]
     assert stray in foreign and not [name for name in foreign if run_prefix in name]

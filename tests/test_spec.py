@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.core.resources import vectors_dir
 from conformance.reports.spec import RenderedArea, key_pattern, prose, render_spec
-from conformance.resources import vectors_dir
 from reference_impl.cases import BUG_TYPES, Flag
 from reference_impl.generate import RULES_VERSION, SCHEMA_VERSION, render_documents
 
@@ -104,7 +104,7 @@ def test_every_area_has_a_rule_facts_and_a_worked_example_that_is_a_real_vector(
 def test_vectors_check_fails_on_a_stale_spec(tmp_path: Path) -> None:
     stale = tmp_path / "SPEC.md"
     stale.write_text(SPEC.read_text(encoding="utf-8").replace("## pause\n", "## pause!\n"))
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "vectors", "check",
+    proc = subprocess.run([sys.executable, "-m", "conformance", "vectors", "check",
                            "--spec", str(stale)], capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"{stale}: differs from the spec rendered from the vectors; "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import CACHE_ENV
+from conformance.core.resources import CACHE_ENV
 
 HEAVY = ("hypothesis", "jsonschema", "yaml", "pytest", "redis", "reference_impl.model",
          "testcontainers", "docker")

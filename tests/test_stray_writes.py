@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance import batch
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.outcomes import Outcome
-from conformance.resources import lua_dir
-from conformance.runner import QueueNames, run_vector
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.outcomes import Outcome
+from conformance.core.queues import QueueNames
+from conformance.core.resources import lua_dir
+from conformance.run import batch
+from conformance.run.serial import run_vector
+from conformance.run.session import Run, RunOptions, profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.session import Run, RunOptions, profile_for
 from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.ops import Add

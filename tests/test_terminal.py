@@ -16,14 +16,15 @@ from tests.fault_helpers import FAULTY_ADAPTER
 CRASHING = f"command:{sys.executable} {FAULTY_ADAPTER} crash"
 #: pytest's own words, which mean nothing to a port author.
 INTERNALS = ("rootdir", "configfile", "inifile", "plugins:", "collected", "platform linux",
-             "_pytest", "conformance/items.py", "--full-trace", "SKIPPED [", "short test summary",
+             "_pytest", "conformance/plugin/items.py", "--full-trace", "SKIPPED [",
+             "short test summary",
              "test session starts", "Traceback")
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`run ARGS` from `tmp_path`, with a cache of its own (what --lf remembers)."""
     env = {**os.environ, "BULLMQ_CONFORMANCE_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--examples", "0",
+    return subprocess.run([sys.executable, "-m", "conformance", "run", "--examples", "0",
                            *args], capture_output=True, text=True, timeout=300, check=False,
                           cwd=tmp_path, env=env)
 
@@ -115,7 +116,7 @@ def test_an_adapter_that_cannot_start_stops_the_run_with_exit_4(
 
 def test_last_failed_needs_the_cache(tmp_path: Path, redis_url: str) -> None:
     env = {**os.environ, "BULLMQ_CONFORMANCE_CACHE_DIR": "off"}
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--redis", redis_url,
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--redis", redis_url,
                            "--lf"], capture_output=True, text=True, timeout=120, env=env,
                           cwd=tmp_path, check=False)
     assert proc.returncode == 2

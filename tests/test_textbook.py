@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.items import PROPERTIES_ID
+from conformance.plugin.items import PROPERTIES_ID
 from conformance.vectors import Vector
 from conformance.vectors.expectations import load
 from reference_impl.ops import MoveToDelayed, Pause, Resume
@@ -22,7 +22,7 @@ EXPECT = "examples/textbook/expectations.yaml"
 
 
 def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 

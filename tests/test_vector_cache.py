@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import CACHE_ENV, vectors_dir
+from conformance.core.resources import CACHE_ENV, vectors_dir
 from conformance.vectors import CACHE_MAX_AGE_S, load_file, prune_cache
 
 VECTORS_DIR = vectors_dir()

@@ -9,7 +9,7 @@ from itertools import combinations, pairwise
 
 import yaml
 
-from conformance.resources import vectors_dir
+from conformance.core.resources import vectors_dir
 from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.generate import render_all

@@ -8,12 +8,12 @@ import shlex
 import shutil
 from pathlib import Path
 
+from conformance.candidates.adapter.command import CommandCandidate
 from conformance.candidates.base import Candidate
-from conformance.candidates.command import CommandCandidate
-from conformance.candidates.scripts import ScriptsCandidate
-from conformance.errors import UsageError
-from conformance.options import ADAPTER_TIMEOUT_S, CANDIDATE_SPECS
-from conformance.resources import NODE_ADAPTER_FILES, cache_dir, lua_dir, node_adapter_source
+from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.errors import UsageError
+from conformance.core.options import ADAPTER_TIMEOUT_S, CANDIDATE_SPECS
+from conformance.core.resources import NODE_ADAPTER_FILES, cache_dir, lua_dir, node_adapter_source
 
 _NEEDS_NPM = ("--candidate bullmq-node needs its npm packages (bullmq 6.7.0 and ioredis, pinned "
               "by a lockfile)")
@@ -84,7 +84,7 @@ def from_spec(spec: str, timeout: float = ADAPTER_TIMEOUT_S) -> Candidate:
     if spec == "bullmq-node":
         return _node_candidate(timeout)
     if spec == "bullmq-py":
-        from conformance.candidates.bullmq_py import PythonClientCandidate
+        from conformance.candidates.clients.bullmq_py import PythonClientCandidate
 
         return PythonClientCandidate()
     raise UsageError(f"unknown candidate {spec!r}; expected one of: {CANDIDATE_SPECS}")

@@ -3,35 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 import redis
 
-from reference_impl import versions
+from conformance.core.queues import QueueRef
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, Result
 from reference_impl.versions import Version
-
-
-@dataclass(frozen=True)
-class QueueRef:
-    """The queue a vector runs in: a run-unique name under the chosen key profile, and the
-    protocol version the vector is judged at (a candidate that speaks several, like a
-    scripts directory, calls its scripts in that version's convention)."""
-
-    profile: KeyProfile
-    name: str
-    protocol: Version = versions.CURRENT
-
-    @cached_property
-    def base(self) -> str:
-        """`BASE`, e.g. `bull:<name>:`."""
-        return self.profile.base(self.name)
-
-    def key(self, suffix: str) -> str:
-        """The full Redis key of a suffix (or job id)."""
-        return self.base + suffix
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.errors import UsageError
-from conformance.outcomes import Outcome, Tally
+from conformance.core.errors import UsageError
+from conformance.core.outcomes import Outcome, Tally
+from conformance.core.resources import report_asset
 from conformance.reports.json_report import (
     area_tallies,
     coverage_of,
@@ -31,7 +32,6 @@ from conformance.reports.json_report import (
     skipped_ops_text,
 )
 from conformance.reports.markup import area_cell, document, e
-from conformance.resources import report_asset
 
 _BAR_WIDTH, _LABEL_WIDTH, _ROW_HEIGHT = 180, 130, 18
 

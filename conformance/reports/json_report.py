@@ -2,7 +2,7 @@
 and the Markdown run summary of `run --summary-md` (fit for a CI job summary).
 
 The document is described by the bundled schemas/report.schema.json; `report_document` in
-conformance.session builds it.
+conformance.run.session builds it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import UsageError
-from conformance.options import EVERY_PROTOCOL
-from conformance.outcomes import Coverage, Outcome, SkipKind, Tally, ops_text
-from conformance.session import SUITE_VERSION, Run
+from conformance.core.errors import UsageError
+from conformance.core.options import EVERY_PROTOCOL
+from conformance.core.outcomes import Coverage, Outcome, SkipKind, Tally, ops_text
+from conformance.run.session import SUITE_VERSION, Run
 from reference_impl import versions
 
 REPORT_VERSION = 3
@@ -114,7 +114,7 @@ def validate(document: Any, source: str) -> None:
 
     `source` names where it came from, for the message.
     """
-    from conformance import schemas  # jsonschema: not on a run's path
+    from conformance.core import schemas  # jsonschema: not on a run's path
 
     found = schemas.problem(schemas.report(), document)
     if found is None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from conformance.outcomes import Tally
-from conformance.resources import report_asset
+from conformance.core.outcomes import Tally
+from conformance.core.resources import report_asset
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 import jsonschema
 
-from conformance.errors import UsageError
-from conformance.outcomes import Tally
+from conformance.core.errors import UsageError
+from conformance.core.outcomes import Tally
 from conformance.reports.markup import area_cell, document, e
 
 RELEASES_VERSION = 1

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.candidates.script_args import ARGV, OP_SCRIPTS
-from conformance.candidates.scripts import LAYOUTS
+from conformance.candidates.scripts.args import ARGV, OP_SCRIPTS
+from conformance.candidates.scripts.candidate import LAYOUTS
 from reference_impl import versions
 from reference_impl.cases import BUG_TYPES, Area
 from reference_impl.generate import GENERATED_BY, RULES_VERSION, SCHEMA_VERSION

@@ -36,7 +36,7 @@ from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from conformance.errors import InfrastructureError, UsageError
+from conformance.core.errors import InfrastructureError, UsageError
 from conformance.servers.cluster import start_cluster
 from conformance.servers.common import (
     Running,

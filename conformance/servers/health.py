@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import redis
 from redis.exceptions import RedisClusterException
 
+from conformance.core import queues
 from reference_impl.keys import KeyProfile
 
 #: Reply prefixes that are the server's state, never the candidate's doing.
@@ -78,9 +79,9 @@ def server_state(exc: BaseException) -> str | None:
 
 
 def probe_key(profile: KeyProfile, run_id: str) -> str:
-    """The probe's key: a queue of the run's own (`bmqc-<run>-probe`), under the profile's
+    """The probe's key: a queue of the run's own (`queues.probe_name`), under the profile's
     prefix, so that a Redis user allowed only the profile's keys (`~bull:*`) may write it."""
-    return profile.key(f"bmqc-{run_id}-probe", "probe")
+    return profile.key(queues.probe_name(run_id), "probe")
 
 
 def is_busy(fault: str) -> bool:

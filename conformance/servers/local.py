@@ -22,7 +22,7 @@ from typing import Literal
 
 import redis
 
-from conformance.errors import InfrastructureError
+from conformance.core.errors import InfrastructureError
 from conformance.servers.common import (
     Running,
     ServerInfo,

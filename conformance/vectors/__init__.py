@@ -28,8 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import VectorError
-from conformance.resources import cache_dir, schema_path
+from conformance.core.errors import VectorError
+from conformance.core.resources import cache_dir, schema_path
 from reference_impl import versions
 from reference_impl.ops import Op, op_from_dict
 
@@ -113,7 +113,7 @@ def _cache_salt() -> bytes:
     # when a file is parsed (a cold cache), not on every run.
     here = Path(__file__)
     parts = [schema_path("vector-file").read_bytes(),
-             (here.parent.parent / "schemas.py").read_bytes(), here.read_bytes(),
+             (here.parent.parent / "core" / "schemas.py").read_bytes(), here.read_bytes(),
              here.with_name("yaml_strict.py").read_bytes(),
              _version("PyYAML").encode(), _version("jsonschema").encode()]
     return b"\0".join(hashlib.sha256(part).digest() for part in parts)
@@ -192,7 +192,7 @@ def _store(entry: Path, value: Any) -> None:
 # error, when there is no parsed document to ask.
 
 def _check_schema(path: Path, text: str, data: Any) -> None:
-    from conformance import schemas
+    from conformance.core import schemas
 
     found = schemas.problem(schemas.vector_file(), data)
     if found is None:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance.errors import UsageError
-from conformance.outcomes import Outcome
+from conformance.core.errors import UsageError
+from conformance.core.outcomes import Outcome
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from conformance.errors import VectorError
+from conformance.core.errors import VectorError
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

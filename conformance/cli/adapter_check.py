@@ -1,0 +1,190 @@
+"""`bullmq-conformance adapter check CMD`: a protocol smoke test for adapter authors.
+
+It starts the adapter against a throwaway Redis, sends `start`, one request of every op kind the
+adapter's protocol version has (version 2: the worker half's too) and `stop`, and validates
+every reply against the bundled `schemas/adapter-protocol.schema.json`.
+It checks the protocol only (shapes, seq numbers, result types), not the Redis state: that is
+what `run` is for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shlex
+import subprocess
+from typing import Any
+
+from conformance import servers
+from conformance.candidates.adapter.command import (
+    DEFAULT_ADAPTER_PROTOCOL,
+    PROTOCOL_VERSION,
+    Adapter,
+    start_request,
+)
+from conformance.core.errors import CandidateError, Exit, UsageError
+from conformance.core.queues import QueueRef, one_off
+from conformance.run.session import profile_for
+from conformance.state import snapshot
+from reference_impl import versions
+from reference_impl.keys import KeyProfile
+from reference_impl.ops import (
+    Add,
+    ChangeDelay,
+    ChangePriority,
+    MoveToActive,
+    MoveToDelayed,
+    Op,
+    Pause,
+    Promote,
+    Resume,
+    op_to_dict,
+)
+from reference_impl.worker_ops import (
+    AddLog,
+    ExtendLock,
+    ExtendLocks,
+    GetRateLimitTtl,
+    MoveJobFromActiveToWait,
+    MoveStalledJobsToWait,
+    MoveToFinished,
+    ReleaseLock,
+    RemoveDeduplicationKey,
+    RemoveJob,
+    RetryJob,
+    UpdateData,
+    UpdateProgress,
+)
+
+T = 1_700_000_000_000
+
+#: The smoke sequence: each op with the JSON type its result must have.
+SMOKE: tuple[tuple[Op, type], ...] = (
+    (Add("standard", T, {"n": 1}), str),
+    (Add("delayed", T, {"n": 2}, {"delay": 5000}), str),
+    (Add("prioritized", T, {"n": 3}, {"priority": 2}), str),
+    (MoveToActive(T), dict),
+    (Promote("2"), int),
+    (ChangeDelay("404", 1000, T), int),
+    (ChangePriority("3", 1), int),
+    (MoveToDelayed("1", T + 10, 1000), int),
+    (Pause(), int),
+    (Resume(), int),
+)
+#: Sent after SMOKE to an adapter that speaks adapter protocol 2: the worker half's ops.
+SMOKE_WORKER: tuple[tuple[Op, type], ...] = (
+    (MoveToActive(T + 20), dict),
+    (UpdateProgress("3", 50), int),
+    (AddLog("3", "row", 10), int),
+    (ExtendLock("3", "tok", 30000), int),
+    (ExtendLocks(("3",), ("tok",), 30000), list),
+    (GetRateLimitTtl(0), int),
+    (MoveJobFromActiveToWait("3"), int),
+    (MoveToActive(T + 30), dict),
+    (RetryJob("3", T + 40), int),
+    (MoveToActive(T + 50), dict),
+    (MoveToFinished("3", T + 60, value='"done"', keep_jobs={"count": -1}), int),
+    (MoveStalledJobsToWait(T + 70), list),
+    (ReleaseLock("3", "tok"), int),
+    (UpdateData("3", {"n": 4}), int),
+    (RemoveDeduplicationKey("none", "3"), int),
+    (RemoveJob("3"), int),
+)
+
+
+_JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer"}
+
+
+def _describe(reply: dict[str, Any]) -> str:
+    if "result" in reply:
+        return f"result {json.dumps(reply['result'])}"
+    if reply.get("skipped"):
+        return f"skipped: {reply['reason']}"
+    return f"errored: {reply.get('message')}"
+
+
+def main(args: argparse.Namespace) -> int:
+    """`adapter check`: run the smoke sequence against `args.adapter_command`; print one line
+    per exchange. Returns 0 when all replies are valid, 1 when one is not, and 4
+    (`Exit.CANDIDATE`) when the adapter does not start: it cannot be run, or it exits, stays
+    silent or answers anything but an `implementation` reply to `start`."""
+    command, redis_spec = args.adapter_command, args.redis
+    profile_name, timeout = args.profile, args.adapter_timeout
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"cannot parse adapter command {command!r}: {exc}") from None
+    if not argv:
+        raise UsageError("adapter check needs a command line, e.g. 'node adapter.js'")
+    profile = profile_for(profile_name)
+    queue = QueueRef(profile, one_off("check"), versions.CURRENT)
+    with servers.provision(redis_spec) as info:
+        print(f"adapter check: {command!r} against {info.kind} {info.engine} {info.version}, "
+              f"profile {profile.name}, suite protocol {PROTOCOL_VERSION}")
+        try:
+            adapter = Adapter(argv)
+        except CandidateError as exc:
+            print(f"FAIL start: {exc}")
+            print("adapter check: the adapter did not start")
+            return Exit.CANDIDATE
+        try:
+            speaks = _started(adapter, info.url, profile, timeout)
+            if speaks is None:
+                print("adapter check: the adapter did not start")
+                return Exit.CANDIDATE
+            problems = _smoke(adapter, queue, timeout, SMOKE + (SMOKE_WORKER if speaks >= 2
+                                                                 else ()))
+        finally:
+            adapter.kill()
+            with contextlib.suppress(Exception):
+                snapshot.delete_queue(servers.client_for(info), queue)
+    print(f"adapter check: all replies follow protocol {speaks}" if not problems
+          else f"adapter check: {problems} problem(s)")
+    return Exit.OK if not problems else Exit.FAILED
+
+
+def _started(adapter: Adapter, redis_url: str, profile: KeyProfile, timeout: float
+             ) -> int | None:
+    """Send `start`; print its outcome. The adapter protocol version it speaks, or None."""
+    try:
+        reply = adapter.request(start_request(redis_url, profile), timeout)
+    except CandidateError as exc:
+        print(f"FAIL start: {exc}")
+        return None
+    if "implementation" not in reply:
+        print(f"FAIL start: expected an implementation reply, got {json.dumps(reply)}")
+        return None
+    speaks: int = reply.get("protocol", DEFAULT_ADAPTER_PROTOCOL)
+    note = "" if speaks >= PROTOCOL_VERSION else \
+        " (speaks adapter protocol 1: the worker half's ops are skipped)"
+    print(f"ok   start: {json.dumps(reply['implementation'])}, protocol {speaks}{note}")
+    return speaks
+
+
+def _smoke(adapter: Adapter, queue: QueueRef, timeout: float,
+           sequence: tuple[tuple[Op, type], ...]) -> int:
+    """Send the smoke ops and `stop`; print one line each. Returns the number of problems."""
+    problems = 0
+    try:
+        for op, result_type in sequence:
+            step = op_to_dict(op)
+            reply = adapter.request({"type": "op", "queue": queue.name, "base": queue.base,
+                                     "op": step}, timeout)
+            fields = ", ".join(f"{k}={v}" for k, v in step.items() if k != "op")
+            name = f"{step['op']}({fields})"
+            if "result" in reply and not isinstance(reply["result"], result_type):
+                problems += 1
+                print(f"FAIL {name}: result should be a JSON "
+                      f"{_JSON_TYPES.get(result_type, result_type.__name__)}, "
+                      f"got {json.dumps(reply['result'])}")
+            else:
+                print(f"ok   {name}: {_describe(reply)}")
+        adapter.request({"type": "stop"}, timeout)
+        print("ok   stop")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            adapter.proc.wait(timeout=timeout)
+    except CandidateError as exc:
+        problems += 1
+        print(f"FAIL {exc}")
+    return problems
