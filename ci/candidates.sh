@@ -6,7 +6,9 @@
 # Usage: ci/candidates.sh [extra `bullmq-conformance run` options, e.g. --redis SPEC]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-commands="$(python -c 'import bullmq, pathlib; print(pathlib.Path(bullmq.__file__).parent / "commands")')"
+# shellcheck source=ci/lib.sh
+source ci/lib.sh
+commands="$(official_scripts)"
 python="$(command -v python)"
 for profile in bullmq echomq; do
   for candidate in reference "scripts:$commands" bullmq-py bullmq-node \

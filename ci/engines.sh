@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p reports
-commands="$(python -c 'import bullmq, pathlib; print(pathlib.Path(bullmq.__file__).parent / "commands")')"
+# shellcheck source=ci/lib.sh
+source ci/lib.sh
+commands="$(official_scripts)"
 run() { echo "--- bullmq-conformance run $*"; bullmq-conformance run -q "$@"; }
 
 run --redis local --report-json reports/redis-7.0.json

@@ -3,20 +3,17 @@
 # into DIR/npm-<version>/ and DIR/pypi-<version>/, without installing them; a PyPI fork that
 # ships BullMQ's scripts, named pypi:PACKAGE==VERSION, into DIR/pypi-<package>-<version>/.
 # Usage: ci/fetch-releases.sh DIR [npm:VERSION|pypi:VERSION|pypi:PACKAGE==VERSION ...]
-#   With no releases named, fetches the npm and PyPI bullmq releases CI judges
-#   (ci/releases.py names them all, forks included).
+#   With no releases named, fetches the npm and PyPI bullmq releases CI judges: the scripts
+#   rows of the bullmq package in ci/releases.toml (ci/releases.py names every row, forks
+#   included).
 set -euo pipefail
 dest="$1"; shift
 mkdir -p "$dest"
 releases=("$@")
 if [ ${#releases[@]} -eq 0 ]; then
-  # The releases the acceptance names, and one release on each side of every boundary a
-  # vector observes (docs/RESEARCH.md §1.1).
-  releases=(npm:4.18.3 npm:5.0.0 npm:5.1.0 npm:5.1.1 npm:5.1.8 npm:5.1.9 npm:5.1.10
-            npm:5.5.3 npm:5.5.4 npm:5.8.0 npm:5.8.1 npm:5.8.2 npm:5.8.3 npm:5.8.5 npm:5.8.6
-            npm:5.8.7 npm:5.9.0 npm:5.26.2 npm:5.28.0 npm:5.81.5 npm:6.0.0 npm:6.2.1
-            npm:6.2.2 npm:6.3.6 npm:6.3.7 npm:6.7.0
-            pypi:1.24.0 pypi:2.0.0 pypi:2.8.0 pypi:2.26.0 pypi:3.4.4)
+  # One spec a line; the assignment fails the script when the list cannot be read.
+  listed="$(python "$(dirname "$0")/release_list.py")"
+  mapfile -t releases <<<"$listed"
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -21,6 +21,9 @@ bin="$venv/bin/bullmq-conformance"
 empty="$work/empty"
 err="$work/stderr"
 
+# shellcheck source=ci/lib.sh
+source "$repo/ci/lib.sh"
+
 step() { printf '\n--- installed: %s\n' "$*"; }
 fail() { echo "installed: $*" >&2; exit 1; }
 
@@ -105,7 +108,10 @@ cmp "$work/SPEC.md" "$repo/docs/SPEC.md" || fail "the installed suite renders an
 expect 0 "$bin" vectors check --spec "$repo/docs/SPEC.md"
 
 step "run --candidate scripts:DIR on the official PyPI bullmq scripts"
-"$venv/bin/python" -m pip install --quiet --no-deps --target "$work/official" bullmq==3.4.4
+# The release the installed suite pins; only its files: the package is not imported (its
+# dependencies are not installed), its scripts are read from where --target puts them.
+pinned="$(pinned_bullmq "$venv/bin/python")"
+"$venv/bin/python" -m pip install --quiet --no-deps --target "$work/official" "bullmq==$pinned"
 official="$work/official/bullmq/commands"
 expect 0 "$bin" run -q --redis local --candidate "scripts:$official"
 

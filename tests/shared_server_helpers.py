@@ -1,6 +1,7 @@
-"""Shared by the shared-server tests (tests/test_shared_server.py, tests/test_final_sweep.py): a
-Redis of a test module's own, thousands of foreign keys of every type to seed and compare byte
-for byte, a MONITOR log of every command, and the full suite run in a child process.
+"""Shared by the shared-server tests (tests/test_shared_server.py, tests/test_final_sweep.py) on
+a Redis of a test module's own (`own_server`, tests/conftest.py): thousands of foreign keys of
+every type to seed and compare byte for byte, a MONITOR log of every command, and the full suite
+run in a child process.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,9 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from conformance import servers
-from tests.fault_helpers import redis_spec, server_binary
-
-ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
+from tests.cli_helpers import ROOT, command
 
 #: The run id of "another suite run" whose keys share the server.
 OTHER_RUN = "0badc0de"
@@ -34,18 +32,6 @@ HOUR_MS = 3_600_000
 RUN_ID_RE = re.compile(r"bmqc-([0-9a-f]{8}(?:-w\d+)?)-\d{6}")
 
 Key = bytes
-
-
-@contextlib.contextmanager
-def own_redis() -> Iterator[servers.ServerInfo]:
-    """A server started for the calling module only (the session's is shared with other tests),
-    of the tests' spec (`redis_spec`)."""
-    spec = redis_spec()
-    if servers.parse_spec(spec).kind == "url":
-        # MONITOR must see this module's traffic only: a server of our own
-        spec = f"local:{server_binary()}"
-    with servers.provision(spec) as info:
-        yield info
 
 
 def db_url(info: servers.ServerInfo, db: int) -> str:
@@ -272,8 +258,7 @@ class CommandLog:
 
 def suite_command(url: str, report: Path) -> list[str]:
     """The full run against `url`, as a user would type it."""
-    return [sys.executable, "-m", "conformance", "run", "--redis", f"url:{url}", "-q",
-            "--report-json", str(report)]
+    return command("run", "--redis", f"url:{url}", "-q", "--report-json", str(report))
 
 
 def start_suite(url: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:

@@ -11,7 +11,6 @@ import contextlib
 import os
 import shlex
 import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +20,11 @@ import pytest
 from conformance.candidates.adapter.command import CommandCandidate
 from conformance.core.errors import CandidateError, CandidateSkipped
 from conformance.core.queues import QueueRef
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo
 from reference_impl import versions
 from reference_impl.ops import Add
+from tests.cli_helpers import cli
 from tests.fault_helpers import alive, finish, run_in_background, survivors, wait_until
 
 FORKING = Path(__file__).parent / "adapters" / "forking.py"
@@ -150,9 +150,8 @@ def test_a_failed_start_leaves_no_process(pidfile: Path, redis_server: ServerInf
 
 
 def test_adapter_check_leaves_no_process(pidfile: Path, redis_url: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance", "adapter", "check",
-                           adapter(pidfile, "stubborn", "serve", "sh"), "--redis", redis_url],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = cli("adapter", "check", adapter(pidfile, "stubborn", "serve", "sh"), "--redis",
+               redis_url)
     assert "ok   stop" in proc.stdout, proc.stdout + proc.stderr
     pids = pids_in(pidfile)
     assert len(pids) == 2

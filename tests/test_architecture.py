@@ -5,6 +5,7 @@ from another module. docs/ARCHITECTURE.md draws the same layers."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,9 +138,15 @@ def test_the_checks_see_what_they_claim() -> None:
     edges = {(e.source, e.target) for e in graph()}
     assert ("conformance.run.session", "conformance.run.serial") in edges
     assert ("conformance.run.serial", "conformance.candidates.base") in edges
-    assert ("conformance.run.serial", "reference_impl.expected") in edges
+    assert ("conformance.run.verdict", "reference_impl.expected") in edges
     assert not any(target == "reference_impl.generate" for source, target in edges
-                   if source == "conformance.run.serial")
+                   if source in ("conformance.run.serial", "conformance.run.verdict"))
+    # Both drivers take the verdict steps they share from one module; the batched one takes
+    # nothing of the serial one but its documented fallback for a single vector.
+    assert ("conformance.run.serial", "conformance.run.verdict") in edges
+    assert ("conformance.run.batch", "conformance.run.verdict") in edges
+    assert _names_taken("conformance.run.batch", "conformance.run.serial") == {"run_vector"}
+    assert ("conformance.run.verdict", "conformance.run.serial") not in edges
     assert layer_of("conformance.cli.run") < layer_of("conformance.plugin.hooks") \
         < layer_of("conformance.run.session") < layer_of("conformance.candidates.base") \
         < layer_of("conformance.state.snapshot") < layer_of("conformance.core.queues") \
@@ -147,12 +154,27 @@ def test_the_checks_see_what_they_claim() -> None:
     assert len(edges) > 150
 
 
+def _names_taken(source: str, target: str) -> set[str]:
+    """The names module `source` imports from module `target` (`*` for the module itself)."""
+    parent, _, leaf = target.rpartition(".")
+    taken: set[str] = set()
+    for node in ast.walk(ast.parse(modules()[source].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            taken.update("*" for alias in node.names if alias.name == target)
+        elif isinstance(node, ast.ImportFrom) and node.module == target:
+            taken.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == parent:
+            taken.update("*" for alias in node.names if alias.name == leaf)
+    return taken
+
+
 def _page_rows() -> list[tuple[str, str]]:
     """The layer table of docs/ARCHITECTURE.md: (folder, the rest of the row), top to bottom."""
     page = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    table = page.split("## The floors", 1)[1].split("\n\n", 2)[1]
+    section = page.split("## The floors", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("|")]
     rows = []
-    for line in table.splitlines()[2:]:
+    for line in table[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         rows.append((cells[0].strip("`").rstrip("/").replace("/", "."), " ".join(cells[1:])))
     return rows
@@ -179,6 +201,9 @@ def test_architecture_page_has_the_layers_and_names_every_module() -> None:
         base = ROOT.joinpath(*folder.split("."))
         for path in sorted(base.rglob("*.py")):
             name = path.relative_to(base).as_posix()
-            if name != "__init__.py" and f"`{name}`" not in text:
+            if path.name != "__init__.py" and f"`{name}`" not in text:
                 missing.append(f"{folder}: {name}")
+        named = re.findall(r"`([\w/]+\.py)`", text)
+        missing += [f"{folder}: {name} (on the page only)" for name in named
+                    if not base.joinpath(name).is_file()]
     assert missing == []

@@ -7,8 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +22,13 @@ from conformance.core.outcomes import Outcome
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
 from conformance.run import batch
-from conformance.run.serial import Verdict, run_vector
-from conformance.run.session import profile_for
+from conformance.run.serial import run_vector
+from conformance.run.spec import profile_for
+from conformance.run.verdict import Verdict
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import Vector
+from reference_impl import versions
+from tests.cli_helpers import cli
 from tests.fault_helpers import local_spec
 
 PROFILE = profile_for("bullmq")
@@ -49,9 +50,11 @@ def _verdicts(vectors: list[Vector], candidate: ScriptsCandidate, client: redis.
               server: ServerInfo, pipelined: bool) -> list[Seen]:
     names = QueueNames()
     if pipelined:
-        found = batch.run_vectors(vectors, candidate, client, PROFILE, names, server)
+        found = batch.run_vectors(vectors, candidate, client, PROFILE, names, server,
+                                  protocol=versions.CURRENT)
     else:
-        found = [run_vector(v, candidate, client, PROFILE, names, server) for v in vectors]
+        found = [run_vector(v, candidate, client, PROFILE, names, server,
+                            protocol=versions.CURRENT) for v in vectors]
     assert not list(client.scan_iter(match=f"*bmqc-{names.run_id}-*")), "keys left behind"
     return [(v.vector.id, v.outcome, v.message, tuple(_CLOCK.sub(r"\1<ms>", line)
                                                       for line in v.diff)) for v in found]
@@ -130,7 +133,8 @@ def test_a_vector_with_an_op_error_runs_again_serially(
     monkeypatch.setattr(batch, "run_vector", serial)
     candidate = ScriptsCandidate(_broken(tmp_path, "promote-9.lua"))
     names = QueueNames()
-    found = batch.run_vectors(later, candidate, client, PROFILE, names, redis_server)
+    found = batch.run_vectors(later, candidate, client, PROFILE, names, redis_server,
+                              protocol=versions.CURRENT)
     assert again == [v.id for v in later]
     assert all(v.outcome is Outcome.ERRORED and v.message.startswith("candidate error in "
                                                                      "promote: ") for v in found)
@@ -148,7 +152,7 @@ def test_an_interrupt_cleans_up_the_batch(every_vector: list[Vector], client: re
     names = QueueNames()
     with pytest.raises(KeyboardInterrupt):
         batch.run_vectors(every_vector, ScriptsCandidate(lua_dir()), client, PROFILE, names,
-                          redis_server)
+                          redis_server, protocol=versions.CURRENT)
     assert not list(client.scan_iter(match=f"*bmqc-{names.run_id}-*"))
 
 
@@ -162,7 +166,7 @@ def test_a_lost_connection_is_an_infrastructure_error(every_vector: list[Vector]
     monkeypatch.setattr(batch.snapshot, "decode_read_all", lost)
     with pytest.raises(InfrastructureError, match="Redis connection lost: gone"):
         batch.run_vectors(every_vector, ScriptsCandidate(lua_dir()), client, PROFILE,
-                          QueueNames(), redis_server)
+                          QueueNames(), redis_server, protocol=versions.CURRENT)
 
 
 def test_serial_switch_and_where_batches_run(redis_server: ServerInfo,
@@ -186,10 +190,8 @@ def _cli_run(tmp_path: Path, label: str, serial: bool, *args: str) -> tuple[dict
     env = {k: v for k, v in os.environ.items() if k != batch.SERIAL_ENV}
     if serial:
         env[batch.SERIAL_ENV] = "1"
-    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--redis", local_spec(),
-                           "--examples", "0", "--seed", "1", "--report-json", str(report),
-                           *args], capture_output=True, text=True, timeout=300, env=env,
-                          check=False)
+    proc = cli("run", "--redis", local_spec(), "--examples", "0", "--seed", "1", "--report-json",
+               str(report), *args, env=env)
     assert proc.returncode in (0, 1), proc.stderr
     shown = "\n".join(_CLOCK.sub(r"\1<ms>", line) for line in proc.stdout.splitlines()
                       if not re.search(r" in [0-9.]+ s$", line))
@@ -223,7 +225,7 @@ def test_a_batch_sent_is_run_by_redis_while_we_wait_elsewhere(
     names = QueueNames()
     runs = batch.Batches(ScriptsCandidate(lua_dir()), client, PROFILE, names, redis_server, None)
     try:
-        ticket = runs.submit(every_vector[:48], batch.versions.CURRENT)
+        ticket = runs.submit(every_vector[:48], versions.CURRENT)
         assert ticket.flight is not None  # sent, not read
         # Redis runs it before a command sent later on another connection: the keys are
         # already read and deleted when that command runs.
@@ -242,7 +244,7 @@ def test_closing_with_a_batch_in_flight_cuts_it_and_leaves_no_key(
         every_vector: list[Vector], client: redis.Redis, redis_server: ServerInfo) -> None:
     names = QueueNames()
     runs = batch.Batches(ScriptsCandidate(lua_dir()), client, PROFILE, names, redis_server, None)
-    ticket = runs.submit(every_vector[:48], batch.versions.CURRENT)
+    ticket = runs.submit(every_vector[:48], versions.CURRENT)
     runs.close()
     assert ticket.flight is None
     assert not list(client.scan_iter(match=f"*bmqc-{names.run_id}-*"))

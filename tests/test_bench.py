@@ -20,8 +20,9 @@ from conformance.core.errors import Exit
 from conformance.core.outcomes import Outcome
 from conformance.core.queues import QueueNames
 from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.vectors import Vector
+from reference_impl import versions
 from tests.fault_helpers import local_spec
 
 #: The largest keys of the vector set: a 7001-item list, 4096/4097-job bands, 1000 events.
@@ -46,7 +47,8 @@ def test_the_defect_fails_the_largest_key_of_each_big_vector_nearly_throughout(
     candidate = bench.failing_candidate(tmp_path)
     client = servers.client_for(redis_server)
     for vector in big_vectors:
-        verdict = run_vector(vector, candidate, client, profile_for("bullmq"), QueueNames())
+        verdict = run_vector(vector, candidate, client, profile_for("bullmq"), QueueNames(),
+                             protocol=versions.CURRENT)
         assert verdict.outcome is Outcome.FAILED, (vector.id, verdict.message)
         largest = max(vector.keys, key=lambda suffix: _size(vector.keys[suffix]))
         header = verdict.diff[verdict.diff.index(f"{largest}: "

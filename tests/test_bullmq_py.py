@@ -13,9 +13,9 @@ import pytest
 from conformance.candidates.clients.bullmq_py import PythonClientCandidate
 from conformance.candidates.clients.package import frozen_seconds
 from conformance.core.errors import CandidateError, CandidateSkipped
+from conformance.core.pins import PINNED_VERSION
 from conformance.core.queues import QueueNames, QueueRef
-from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo, client_for
 from conformance.state import snapshot
 from conformance.vectors import Vector
@@ -31,11 +31,12 @@ from reference_impl.worker_ops import (
     RemoveDeduplicationKey,
     RetryJob,
 )
+from tests.verdict_helpers import run_all
 
-pytest.importorskip("bullmq", reason="the dev extra installs bullmq==3.4.4")
+pytest.importorskip("bullmq", reason=f"the dev extra installs bullmq=={PINNED_VERSION}")
 
 
-#: Why bullmq 3.4.4 skips an op: what its own code cannot express.
+#: Why the pinned bullmq skips an op: what its own code cannot express.
 SKIP_REASONS = {
     "changeDelay": "has no Job.changeDelay",
     "releaseLock": "has no client call of releaseLock-1",
@@ -62,20 +63,8 @@ def candidate() -> Iterator[PythonClientCandidate]:
 
 def _run_all(vectors: list[Vector], server: ServerInfo, profile: str,
              candidate: PythonClientCandidate) -> dict[str, list[str]]:
-    client = client_for(server)
-    names = QueueNames()
-    outcomes: dict[str, list[str]] = {"passed": [], "failed": [], "errored": [], "skipped": []}
     candidate.start(server.url, profile_for(profile))
-    for vector in vectors:
-        try:
-            verdict = run_vector(vector, candidate, client, profile_for(profile), names)
-        except CandidateSkipped as exc:  # until the runner turns it into a verdict
-            outcomes["skipped"].append(f"{vector.id}: {exc}")
-            continue
-        detail = vector.id if verdict.outcome == "passed" else \
-            f"{vector.id}: {verdict.message} {list(verdict.diff)[:8]}"
-        outcomes[verdict.outcome].append(detail)
-    return outcomes
+    return run_all(vectors, candidate, server, profile)
 
 
 def _ids_with(vectors: list[Vector], profile: str, *kinds: type[Op]) -> set[str]:

@@ -13,6 +13,7 @@ from conformance.candidates.clients import package as bullmq_package
 from conformance.candidates.clients.bullmq_py import PythonClientCandidate
 from conformance.candidates.clients.package import shipped_scripts
 from conformance.core.errors import CandidateSkipped
+from conformance.core.pins import PINNED_VERSION
 from conformance.core.queues import QueueNames, QueueRef
 from conformance.servers import ServerInfo, client_for
 from conformance.state import snapshot
@@ -21,7 +22,7 @@ from reference_impl.keys import BULLMQ
 from reference_impl.ops import ChangeDelay, Op
 from reference_impl.worker_ops import ReleaseLock
 
-bullmq = pytest.importorskip("bullmq", reason="the dev extra installs bullmq==3.4.4")
+bullmq = pytest.importorskip("bullmq", reason=f"the dev extra installs bullmq=={PINNED_VERSION}")
 
 T = 1_700_000_000_000
 
@@ -74,7 +75,7 @@ def _skip_reason(candidate: PythonClientCandidate, redis_server: ServerInfo, op:
 
 def test_skip_reasons_name_the_installed_distribution_and_version(
         candidate: PythonClientCandidate, redis_server: ServerInfo) -> None:
-    # The scripts named are the ones the installed package (PyPI bullmq 3.4.4) ships.
+    # The scripts named are the ones the installed package (the pinned PyPI bullmq) ships.
     assert _skip_reason(candidate, redis_server, ReleaseLock("1", "tok")) == (
         "bullmq-fork 2.9.9 has no client call of releaseLock-1 (it ships releaseLock-1.lua, "
         "unused)")

@@ -13,20 +13,18 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import build_parser
+from conformance.core.pins import PINNED_VERSION
 from conformance.core.resources import lua_dir, vectors_dir
 from conformance.servers import ServerInfo
 from conformance.vectors import load_file
 from reference_impl import versions
+from tests.cli_helpers import cli
+from tests.scripts_helpers import BAND_BUMP, replace_once
 
 LUA_DIR = lua_dir()
 VECTORS_DIR = vectors_dir()
 
 SMALL = "next-wake.yaml"
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False)
 
 
 def one_vector_dir(tmp_path: Path, name: str = SMALL) -> Path:
@@ -142,9 +140,8 @@ def test_echomq_profile_runs_its_key_naming_vectors(tmp_path: Path, redis_url: s
 def test_broken_candidate_fails_with_diff(tmp_path: Path, redis_url: str) -> None:
     lua = tmp_path / "lua"
     shutil.copytree(LUA_DIR, lua)
-    include = lua / "includes" / "getDelayedScore.lua"
-    include.write_text(include.read_text().replace("return topScore + 1, fireAt",
-                                                   "return topScore + 2, fireAt"))
+    replace_once(lua / "includes" / "getDelayedScore.lua", BAND_BUMP,
+                 "return topScore + 2, fireAt")
     junit = tmp_path / "junit.xml"
     proc = cli("run", "--redis", redis_url, "--candidate", f"scripts:{lua}", "--vectors",
                str(one_vector_dir(tmp_path)), "--junit-xml", str(junit))
@@ -278,7 +275,7 @@ def test_version_names_the_suite_and_the_protocol_versions() -> None:
     assert proc.returncode == 0
     assert proc.stdout.strip() == (
         "bullmq-conformance 0.1.0 (protocols of npm bullmq 5.0.0 up to 7.0.0, judged against "
-        "6.7.0 by default; PyPI bullmq 2.0.0 to 3.4.4 checked)")
+        f"6.7.0 by default; PyPI bullmq 2.0.0 to {PINNED_VERSION} checked)")
 
 
 def test_plain_pytest_with_plugin_options(tmp_path: Path, redis_url: str) -> None:

@@ -19,8 +19,9 @@ from conformance.checks.mutant_catalog import CATALOG
 from conformance.checks.mutants import write_mutant
 from conformance.core.resources import CACHE_ENV
 from conformance.servers.common import free_port
-from tests.fault_helpers import ROOT, ServerProcess, local_spec
-from tests.test_cli import cli, one_vector_dir
+from tests.cli_helpers import ROOT, cli
+from tests.fault_helpers import ServerProcess, local_spec
+from tests.test_cli import one_vector_dir
 
 DEV_FULL = Path("/dev/full")  # every write to it fails: No space left on device
 needs_dev_full = pytest.mark.skipif(not DEV_FULL.exists(), reason="no /dev/full")
@@ -103,11 +104,8 @@ def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_leaks_nothin
     the report last, where the write fails; the server is stopped all the same."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "-q", "--examples", "0", "-k", "4097",
-         "--redis", local_spec(), option, str(DEV_FULL)],
-        capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, "TMPDIR": str(scratch)})
+    proc = cli("run", "-q", "--examples", "0", "-k", "4097", "--redis", local_spec(), option,
+               str(DEV_FULL), env={**os.environ, "TMPDIR": str(scratch)})
     assert_one_line(proc, 2, f"cannot write the {'JSON' if 'json' in option else 'JUnit XML'} "
                     f"report to {DEV_FULL}: No space left on device")
     assert "redis local" in proc.stdout, "the run started its own server"
@@ -203,11 +201,8 @@ def test_identify_tally_counts_what_its_json_counts(tmp_path: Path, redis_url: s
 @pytest.fixture
 def locked() -> Iterator[ServerProcess]:
     """A server of the test's own that wants a password."""
-    server = ServerProcess(args=("--requirepass", "s3cret")).start()
-    try:
+    with ServerProcess(args=("--requirepass", "s3cret")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.mark.slow

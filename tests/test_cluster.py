@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,20 +14,16 @@ import yaml
 
 from conformance.core.queues import QueueRef
 from conformance.core.resources import vectors_dir
-from conformance.run.serial import judge
+from conformance.run.verdict import judge
 from conformance.servers import ServerInfo, capabilities, provision
 from conformance.state.snapshot import Snapshot
 from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.keys import BULLMQ, ECHOMQ, custom_profile
+from tests.cli_helpers import cli
 from tests.fault_helpers import cluster_binary
 
 VECTORS_DIR = vectors_dir()
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=300, check=False)
 
 
 def _server(version: str, engine: str = "redis") -> ServerInfo:

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from conformance.candidates.adapter.command import reply_problem
+from tests.cli_helpers import cli
 
 FAULTY = Path(__file__).parent / "adapters" / "faulty.py"
 #: Three vectors of the current protocol (their older ranges would only be skipped).
 SELECT = ("(band-bump/2-same-ms or band-bump/3-same-ms or promote-range/promote-op-missing)"
           " and not until")
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 @pytest.mark.parametrize(
@@ -38,9 +33,9 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_faulty_adapter_makes_vectors_errored_and_run_goes_on(
         tmp_path: Path, redis_url: str, mode: str, cause: str) -> None:
     report = tmp_path / "r.json"
-    proc = run_cli("run", "-q", "--redis", redis_url, "--adapter-timeout", "1", "-k", SELECT,
-                   "--candidate", f"command:{sys.executable} {FAULTY} {mode}",
-                   "--report-json", str(report))
+    proc = cli("run", "-q", "--redis", redis_url, "--adapter-timeout", "1", "-k", SELECT,
+               "--candidate", f"command:{sys.executable} {FAULTY} {mode}",
+               "--report-json", str(report))
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
     assert "Traceback" not in proc.stderr
     assert "Traceback (most recent call last)" not in proc.stdout  # e.g. from a reader thread
@@ -52,8 +47,8 @@ def test_faulty_adapter_makes_vectors_errored_and_run_goes_on(
 
 def test_skipped_reply_skips_the_vector(tmp_path: Path, redis_url: str) -> None:
     report = tmp_path / "r.json"
-    proc = run_cli("run", "-q", "--redis", redis_url, "-k", SELECT, "--candidate",
-                   f"command:{sys.executable} {FAULTY} skip", "--report-json", str(report))
+    proc = cli("run", "-q", "--redis", redis_url, "-k", SELECT, "--candidate",
+               f"command:{sys.executable} {FAULTY} skip", "--report-json", str(report))
     # Every vector skipped: nothing was judged, which is no pass (tests/test_gate.py).
     assert proc.returncode == 1, proc.stdout[-2000:]
     results = json.loads(report.read_text())["results"]
@@ -64,20 +59,20 @@ def test_skipped_reply_skips_the_vector(tmp_path: Path, redis_url: str) -> None:
 
 def test_missing_adapter_program_is_errored(tmp_path: Path, redis_url: str) -> None:
     report = tmp_path / "r.json"
-    proc = run_cli("run", "-q", "--redis", redis_url, "-k", "band-bump/2-same-ms and not until",
-                   "--candidate", "command:/nonexistent/adapter --flag",
-                   "--report-json", str(report))
+    proc = cli("run", "-q", "--redis", redis_url, "-k", "band-bump/2-same-ms and not until",
+               "--candidate", "command:/nonexistent/adapter --flag",
+               "--report-json", str(report))
     assert proc.returncode == 1
     [result] = json.loads(report.read_text())["results"]
     assert result["outcome"] == "errored" and "cannot start adapter" in result["message"]
 
 
 def test_adapter_check_reports_protocol_errors(redis_url: str) -> None:
-    proc = run_cli("adapter", "check", f"{sys.executable} {FAULTY} schema", "--redis", redis_url)
+    proc = cli("adapter", "check", f"{sys.executable} {FAULTY} schema", "--redis", redis_url)
     assert proc.returncode == 1
     assert "ok   start" in proc.stdout
     assert "FAIL adapter reply does not match the adapter protocol" in proc.stdout
-    proc = run_cli("adapter", "check", f"{sys.executable} {FAULTY} skip", "--redis", redis_url)
+    proc = cli("adapter", "check", f"{sys.executable} {FAULTY} skip", "--redis", redis_url)
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.count("skipped: not supported by faulty") == 10
 

@@ -10,7 +10,6 @@ import redis
 
 from conformance import servers
 from conformance.candidates.base import Candidate
-from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.checks.concurrency import (
     Claim,
     Verdict,
@@ -23,6 +22,7 @@ from conformance.core.queues import QueueRef
 from conformance.core.resources import lua_dir
 from reference_impl.keys import BULLMQ, ECHOMQ
 from reference_impl.ops import MoveToActive, Op, Result
+from tests.scripts_helpers import WrappedScripts, replace_once
 
 LUA_DIR = lua_dir()
 
@@ -42,10 +42,7 @@ def lua_copy(tmp_path: Path, replacement: str) -> Path:
     """A copy of lua/ whose plain-job fetch line is replaced."""
     target = tmp_path / "lua"
     shutil.copytree(LUA_DIR, target)
-    fetch = target / "includes" / "fetchNextJob.lua"
-    text = fetch.read_text(encoding="utf-8")
-    assert POP in text
-    fetch.write_text(text.replace(POP, replacement), encoding="utf-8")
+    replace_once(target / "includes" / "fetchNextJob.lua", POP, replacement)
     return target
 
 
@@ -89,34 +86,24 @@ def test_lifo_fetch_is_exactly_once_but_out_of_order(redis_server: servers.Serve
     assert not verdict.order_violations["tier 1 FIFO"], verdict.summary()
 
 
-class ReplaysAClaim:
+class ReplaysAClaim(WrappedScripts):
     """A wrapper candidate that hands the previous job out again after every 50th claim."""
 
     def __init__(self) -> None:
-        self.inner = ScriptsCandidate(LUA_DIR, label="replays-a-claim")
+        super().__init__(LUA_DIR, label="replays-a-claim")
         self.claimed = 0
         self.last: Result | None = None
-
-    name = property(lambda self: self.inner.name)
-    version = property(lambda self: self.inner.version)
-    capabilities = property(lambda self: self.inner.capabilities)
-
-    def start(self, redis_url: str, profile: object) -> None:
-        self.inner.start(redis_url, BULLMQ)
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         if isinstance(op, MoveToActive) and self.claimed and self.claimed % 50 == 0 \
                 and self.last is not None:
             self.claimed += 1
             return self.last
-        reply = self.inner.apply(client, queue, op)
+        reply = super().apply(client, queue, op)
         if isinstance(op, MoveToActive) and isinstance(reply, dict) and reply["job"]:
             self.claimed += 1
             self.last = reply
         return reply
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def test_a_candidate_returning_a_job_twice_is_caught(redis_server: servers.ServerInfo) -> None:

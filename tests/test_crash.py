@@ -32,6 +32,7 @@ from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, MoveToActive, Op, Result
 from reference_impl.worker_ops import MoveStalledJobsToWait, MoveToFinished
+from tests.scripts_helpers import WrappedScripts
 
 
 def leftover(info: servers.ServerInfo) -> list[str]:
@@ -83,26 +84,16 @@ def test_reference_recovers_every_job(redis_server: servers.ServerInfo) -> None:
     assert leftover(redis_server) == []
 
 
-class IgnoresTheToken:
+class IgnoresTheToken(WrappedScripts):
     """Negative control: finishes with token "0", which skips the lock check."""
 
     def __init__(self, directory: Path) -> None:
-        self.inner = ScriptsCandidate(directory, label="finish-ignores-token")
-
-    name = property(lambda self: self.inner.name)
-    version = property(lambda self: self.inner.version)
-    capabilities = property(lambda self: self.inner.capabilities)
-
-    def start(self, redis_url: str, profile: object) -> None:
-        self.inner.start(redis_url, BULLMQ)
+        super().__init__(directory, label="finish-ignores-token")
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         if isinstance(op, MoveToFinished):
             op = dataclasses.replace(op, token="0")
-        return self.inner.apply(client, queue, op)
-
-    def close(self) -> None:
-        self.inner.close()
+        return super().apply(client, queue, op)
 
 
 @pytest.mark.parametrize("scripts", ["official", "reference"])

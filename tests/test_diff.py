@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from conformance.core.resources import lua_dir
+from tests.cli_helpers import cli
 
 LUA_DIR = lua_dir()
 
 
-def diff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", "diff", *args],
-                          capture_output=True, text=True, timeout=300, check=False)
-
-
 def test_reference_and_official_scripts_agree(redis_url: str, official_scripts: Path) -> None:
-    proc = diff("--candidate", "reference", "--candidate", f"scripts:{official_scripts}",
-                "--redis", redis_url, "-k", "band-bump/*")
+    proc = cli("diff", "--candidate", "reference", "--candidate", f"scripts:{official_scripts}",
+               "--redis", redis_url, "-k", "band-bump/*")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no difference in 20 vectors" in proc.stdout
 
@@ -31,8 +25,8 @@ def test_first_difference_is_printed(tmp_path: Path, redis_url: str) -> None:
     text = include.read_text()
     assert text.count("0x100000000") >= 2
     include.write_text(text.replace("% 0x100000000", "% 0x10000"))
-    proc = diff("--candidate", "reference", "--candidate", f"scripts:{lua}",
-                "--redis", redis_url, "-k", "priority-order/*")
+    proc = cli("diff", "--candidate", "reference", "--candidate", f"scripts:{lua}",
+               "--redis", redis_url, "-k", "priority-order/*")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[1] == "first difference:"
@@ -42,6 +36,6 @@ def test_first_difference_is_printed(tmp_path: Path, redis_url: str) -> None:
 
 
 def test_diff_needs_two_candidates() -> None:
-    proc = diff("--candidate", "reference")
+    proc = cli("diff", "--candidate", "reference")
     assert proc.returncode == 2
     assert "exactly two --candidate" in proc.stderr

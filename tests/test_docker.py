@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,8 +26,8 @@ from conformance.servers import (
     docker_answers,
     provision,
 )
+from tests.cli_helpers import ROOT, cli
 
-ROOT = Path(__file__).resolve().parent.parent
 FULL_RUN_TIMEOUT = 600  # seconds; the run itself takes about 10 s
 
 pytestmark = pytest.mark.docker
@@ -125,10 +123,8 @@ def test_missing_docker_skips_locally_and_fails_in_ci(monkeypatch: pytest.Monkey
 @pytest.mark.slow
 def test_full_vector_set_in_a_container(docker_image: str, tmp_path: Path) -> None:
     report_path = tmp_path / "report.json"
-    command = [sys.executable, "-m", "conformance", "run", "-q",
-               "--redis", f"docker:{docker_image}", "--report-json", str(report_path)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                          timeout=FULL_RUN_TIMEOUT, check=False)
+    done = cli("run", "-q", "--redis", f"docker:{docker_image}", "--report-json",
+               str(report_path), cwd=ROOT, timeout=FULL_RUN_TIMEOUT)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr}"
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["redis"]["kind"] == "docker"

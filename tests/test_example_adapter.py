@@ -7,7 +7,6 @@ import ast
 import json
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,9 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core.resources import example_adapter
-
-ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
-
+from tests.cli_helpers import ROOT, cli
 
 EXAMPLE = str(example_adapter())
 ALLOWED_THIRD_PARTY = {"redis", "msgpack"}
@@ -25,11 +22,6 @@ ALLOWED_THIRD_PARTY = {"redis", "msgpack"}
 
 def adapter_command(scripts: Path) -> str:
     return shlex.join([sys.executable, EXAMPLE, str(scripts)])
-
-
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def test_example_is_short_and_uses_only_stdlib_redis_msgpack() -> None:
@@ -54,7 +46,7 @@ def test_example_passes_every_vector(profile: str, official_scripts: Path, redis
     report = tmp_path / "report.json"
     proc = cli("run", "-q", "--profile", profile, "--redis", redis_url,
                "--candidate", f"command:{adapter_command(official_scripts)}",
-               "--report-json", str(report))
+               "--report-json", str(report), cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     doc = json.loads(report.read_text(encoding="utf-8"))
     assert doc["profile"] == profile
@@ -69,7 +61,8 @@ def test_example_passes_every_vector(profile: str, official_scripts: Path, redis
 
 
 def test_adapter_check_accepts_the_example(official_scripts: Path, redis_url: str) -> None:
-    proc = cli("adapter", "check", adapter_command(official_scripts), "--redis", redis_url)
+    proc = cli("adapter", "check", adapter_command(official_scripts), "--redis", redis_url,
+               cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "all replies follow protocol 1" in proc.stdout
 
@@ -79,6 +72,6 @@ def test_script_errors_become_errored_replies(official_scripts: Path, redis_url:
     scripts = tmp_path / "scripts"
     shutil.copytree(official_scripts, scripts)
     (scripts / "promote-9.lua").write_text('return redis.error_reply("ERR boom")\n')
-    proc = cli("adapter", "check", adapter_command(scripts), "--redis", redis_url)
+    proc = cli("adapter", "check", adapter_command(scripts), "--redis", redis_url, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # errored is a valid reply
     assert "promote(jobId=2): errored: ResponseError: boom" in proc.stdout, proc.stdout

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,13 +11,10 @@ import pytest
 from conformance.core.errors import UsageError
 from conformance.core.resources import lua_dir
 from conformance.vectors.expectations import from_report, load
+from tests.cli_helpers import cli
+from tests.scripts_helpers import BAND_BUMP, replace_once
 
 LUA_DIR = lua_dir()
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 def test_globs_match_in_file_order(tmp_path: Path) -> None:
@@ -62,23 +57,21 @@ def test_written_file_lists_failures_and_loads(tmp_path: Path) -> None:
 def test_strict_expected_failures_through_the_cli(tmp_path: Path, redis_url: str) -> None:
     lua = tmp_path / "lua"
     shutil.copytree(LUA_DIR, lua)
-    include = lua / "includes" / "getDelayedScore.lua"
-    include.write_text(include.read_text().replace("return topScore + 1, fireAt",
-                                                   "return bandFloor, fireAt"))
+    replace_once(lua / "includes" / "getDelayedScore.lua", BAND_BUMP, "return bandFloor, fireAt")
     common = ["run", "-q", "--redis", redis_url, "--candidate", f"scripts:{lua}",
               "-k", "band-bump"]
     report = tmp_path / "r.json"
-    first = run_cli(*common, "--report-json", str(report))
+    first = cli(*common, "--report-json", str(report))
     assert first.returncode == 1
     expect = tmp_path / "expect.yaml"
-    assert run_cli("expectations", "write", "--from", str(report), "--out",
-                   str(expect)).returncode == 0
-    listed = run_cli(*common, "--expect", str(expect), "--report-json", str(report))
+    assert cli("expectations", "write", "--from", str(report), "--out",
+               str(expect)).returncode == 0
+    listed = cli(*common, "--expect", str(expect), "--report-json", str(report))
     assert listed.returncode == 0, listed.stdout[-2000:]
     totals = json.loads(report.read_text())["totals"]
     assert totals["xfailed"] > 0 and totals["failed"] == totals["errored"] == 0
     expect.write_text(expect.read_text() + "  band-bump/adjacent-ms-independent:\n"
                       "    outcome: fail\n    reason: wrongly listed\n")
-    stale = run_cli(*common, "--expect", str(expect))
+    stale = cli(*common, "--expect", str(expect))
     assert stale.returncode == 1
     assert "remove it from your expectations file" in stale.stdout

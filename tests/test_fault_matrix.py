@@ -19,6 +19,7 @@ import redis
 from conformance.core.resources import lua_dir
 from tests.fault_helpers import (
     FAULTY_ADAPTER,
+    OPS_BEFORE_FAULT,
     Ended,
     ServerProcess,
     descendants,
@@ -26,6 +27,7 @@ from tests.fault_helpers import (
     has_keys,
     kill_script,
     local_spec,
+    ops_past,
     run_in_background,
     run_past_vector_20,
     survivors,
@@ -56,9 +58,8 @@ def test_killed_during_properties(server: ServerProcess, tmp_path: Path) -> None
     report = tmp_path / "r.json"
     run = run_in_background("-q", "--redis", f"url:{server.url}", "-k", "properties",
                             "--examples", "400", "--report-json", str(report))
-    watcher = server.client()
-    wait_until(has_keys(watcher, "*bmqc-*"), run, "the first example")
-    time.sleep(0.2)  # well inside the examples, not at their first op
+    # Well inside the examples, not at their first op.
+    wait_until(ops_past(server.client(), OPS_BEFORE_FAULT), run, "the properties item's ops")
     server.kill()
     assert_infrastructure_error(finish(run, report), "Redis connection lost")
 
@@ -95,7 +96,7 @@ def test_flushed_and_clients_killed_mid_run(server: ServerProcess, tmp_path: Pat
         pipe.flushall()
         pipe.client_kill_filter(_type="normal", skipme=True)
         pipe.execute()
-        time.sleep(0.01)
+        time.sleep(0.01)  # a pace of the faults, not a wait for anything
     # Whichever the run notices first: its connection dropped, or (by the key tracker) a
     # flush during a vector and again during its second try.
     assert_infrastructure_error(finish(run, report), "dropped", "connection lost",
@@ -175,7 +176,7 @@ def test_script_flush_mid_run_is_survived(server: ServerProcess, tmp_path: Path)
     while run.poll() is None:
         admin.script_flush()
         flushes += 1
-        time.sleep(0.005)
+        time.sleep(0.005)  # a pace of the flushes, not a wait for anything
     ended = finish(run, report)
     assert ended.code == 0, ended.out[-2000:] + ended.err
     assert flushes > 10

@@ -16,16 +16,20 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
 from tests.fault_helpers import (
+    OPS_BEFORE_FAULT,
     Ended,
     ServerProcess,
+    calls,
     finish,
+    ops_past,
+    poll,
     run_in_background,
     run_past_vector_20,
     wait_until,
@@ -40,9 +44,6 @@ SOME_VECTORS = "key-naming"
 PROPERTIES = "properties"
 #: What exit 3's one stderr line starts with.
 INFRA_LINE = "bullmq-conformance: infrastructure error: "
-#: EVALSHA calls (ops of the candidate) seen before a fault is set off inside the
-#: properties item: several examples in, long before its last.
-OPS_BEFORE_FAULT = 60
 #: Longer than the run's 5 s socket timeout: a run that waits on the dead link shows it.
 BLACKHOLE_S = 12.0
 
@@ -58,22 +59,6 @@ def run_on(url: str, report: Path, *args: str) -> subprocess.Popen[str]:
     """`run -q --redis url:URL --seed SEED --report-json REPORT ARGS` in the background."""
     return run_in_background("-q", "--redis", f"url:{url}", "--seed", SEED,
                              "--report-json", str(report), *args)
-
-
-def calls(client: redis.Redis, command: str) -> int:
-    """How many times the server ran `command` (INFO commandstats), 0 when never."""
-    stats = client.info("commandstats").get(f"cmdstat_{command.lower()}", {})
-    return int(stats.get("calls", 0)) if isinstance(stats, dict) else 0
-
-
-def ops_past(client: redis.Redis, count: int) -> Callable[[], bool]:
-    """A check: the server has run more than `count` EVALSHA (the candidate's ops)."""
-    def check() -> bool:
-        try:
-            return calls(client, "evalsha") > count
-        except redis.RedisError:
-            return False
-    return check
 
 
 def run_keys(client: redis.Redis) -> list[str]:
@@ -119,10 +104,9 @@ def assert_true_verdict(ended: Ended, *, properties: bool, seconds: float | None
 def assert_no_run_key(client: redis.Redis, timeout: float = 10.0) -> None:
     """No key of the run left (polled: bytes the run wrote before it ended may still be on
     their way through the proxy)."""
-    deadline = time.monotonic() + timeout
-    while left := run_keys(client):
-        assert time.monotonic() < deadline, f"{len(left)} run key(s) left, e.g. {left[:6]}"
-        time.sleep(0.02)
+    poll(lambda: not run_keys(client), timeout, every=0.02)
+    left = run_keys(client)
+    assert not left, f"{len(left)} run key(s) left, e.g. {left[:6]}"
 
 
 def finish_timed(run: subprocess.Popen[str], report: Path, started: float,

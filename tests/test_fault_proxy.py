@@ -16,18 +16,18 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tests.fault_helpers import ServerProcess
+from tests.fault_helpers import ServerProcess, wait_until
 from tests.fault_proxy import FaultProxy
+
+#: How long a test waits for what the proxy or the server does next.
+WAIT_S = 5.0
 
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[ServerProcess]:
     """A redis-server of this module's own (the tests count its clients)."""
-    proc = ServerProcess().start()
-    try:
+    with ServerProcess() as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture
@@ -102,28 +102,21 @@ def blocked_clients(direct: redis.Redis) -> int:
     return int(direct.info("clients")["blocked_clients"])
 
 
-def wait_for(check: Any, what: str, timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.005)
-
-
 def test_a_reset_is_a_connection_error_to_redis_py_and_the_server_drops_the_client(
         proxy: FaultProxy, target: ServerProcess) -> None:
     direct = target.client()
     before = len(direct.client_list())
     client = through(proxy, socket_timeout=10)
     outcome = blpop_in_flight(client)
-    wait_for(lambda: blocked_clients(direct) == 1, "the BLPOP to block")
+    wait_until(lambda: blocked_clients(direct) == 1, None, "the BLPOP to block", WAIT_S)
     assert proxy.reset_all() == 1
-    wait_for(outcome.__len__, "the BLPOP to end")
+    wait_until(outcome.__len__, None, "the BLPOP to end", WAIT_S)
     assert isinstance(outcome[0], redis.ConnectionError), outcome
     assert "reset" in str(outcome[0]).lower()  # an RST, not a clean close
     assert proxy.resets == 1 and proxy.open_connections() == 0
     # The server side was reset too: its client is gone, not left blocked.
-    wait_for(lambda: len(direct.client_list()) == before and blocked_clients(direct) == 0,
-             "the server to drop the client")
+    wait_until(lambda: len(direct.client_list()) == before and blocked_clients(direct) == 0,
+               None, "the server to drop the client", WAIT_S)
     assert client.ping()  # a new connection goes through
     client.close()
     direct.close()
@@ -149,11 +142,11 @@ def test_a_reset_storm_resets_again_and_again_then_ends(
     errors = 0
     while not storm.done():
         outcome = blpop_in_flight(client, seconds=1)
-        wait_for(outcome.__len__, "the BLPOP to end")
+        wait_until(outcome.__len__, None, "the BLPOP to end", WAIT_S)
         errors += isinstance(outcome[0], redis.ConnectionError)
     assert storm.result() >= 3 and errors >= 3, (storm.result(), errors)
     assert client.ping()  # the storm is over
-    wait_for(lambda: blocked_clients(direct) == 0, "no blocked client")
+    wait_until(lambda: blocked_clients(direct) == 0, None, "no blocked client", WAIT_S)
     client.close()
     direct.close()
 
@@ -232,10 +225,8 @@ def test_a_client_that_leaves_during_a_blackhole_still_has_its_bytes_delivered(
     sock.close()
     ended.result(5)
     direct = target.client()
-    deadline = time.monotonic() + 5
-    while direct.get("proxy-test:late") != "delivered":
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_until(lambda: direct.get("proxy-test:late") == "delivered", None,
+               "the late SET to be delivered", WAIT_S)
     direct.delete("proxy-test:late")
     direct.close()
 

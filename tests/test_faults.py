@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,15 +16,10 @@ import redis
 from conformance.core.resources import lua_dir
 from conformance.vectors import Vector
 from reference_impl.ops import ChangeDelay, ChangePriority, Op, Promote
-from tests.fault_helpers import FAULTY_ADAPTER, ServerProcess
+from tests.cli_helpers import cli
+from tests.fault_helpers import FAULTY_ADAPTER, ServerProcess, finish, run_past_vector_20
 
 LUA_DIR = lua_dir()
-
-
-
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False)
 
 
 def _syntax_error(lua: Path) -> None:
@@ -100,31 +93,15 @@ def test_a_crashing_adapter_leaves_no_keys_on_a_shared_server(redis_server: obje
 
 def test_redis_killed_mid_run_is_an_infrastructure_error(server: ServerProcess,
                                                          tmp_path: Path) -> None:
-    port = server.port
     report = tmp_path / "r.json"
-    run = subprocess.Popen([sys.executable, "-m", "conformance", "run", "-q", "--redis",
-                            f"url:redis://127.0.0.1:{port}/0", "--examples", "0",
-                            "--report-json", str(report)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    watcher = redis.Redis(port=port)
-    try:
-        deadline = time.monotonic() + 60
-        # Kill it once the 20th vector's queue exists, so that some vectors ran before.
-        while not any(True for _ in watcher.scan_iter(match="*bmqc-*-00002*", count=1000)):
-            assert time.monotonic() < deadline and run.poll() is None, "no vector started"
-            time.sleep(0.002)
-        server.kill()
-        out, err = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-        watcher.close()
-    assert run.returncode == 3, out[-2000:] + err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(
-        "bullmq-conformance: infrastructure error: Redis connection lost"), err
-    assert "Traceback" not in out + err
-    results = json.loads(report.read_text())["results"]
-    assert results, "some vectors ran before the kill"
-    assert not [r for r in results if r["outcome"] in ("failed", "errored")], results[-3:]
+    # Killed once the 20th vector's queue exists, so that some vectors ran before.
+    run = run_past_vector_20(server, report)
+    server.kill()
+    ended = finish(run, report)
+    assert ended.code == 3, ended.out[-2000:] + ended.err
+    assert len(ended.err_lines) == 1 and ended.err_lines[0].startswith(
+        "bullmq-conformance: infrastructure error: Redis connection lost"), ended.err
+    assert "Traceback" not in ended.out + ended.err
+    assert ended.report is not None, "the run wrote its report"
+    assert ended.results(), "some vectors ran before the kill"
+    assert not ended.results("failed", "errored"), ended.results()[-3:]

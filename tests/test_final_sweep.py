@@ -8,26 +8,19 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from shared_server_helpers import db_url, own_redis
+from shared_server_helpers import db_url
 
 from conformance import servers
 from conformance.core.queues import QueueNames
-from conformance.run.session import Run, RunOptions
+from conformance.run.session import Run
+from conformance.run.spec import RunOptions
 from tests.fault_helpers import cluster_binary
 
 #: The database of the module's server the sweeps run on.
 DB_SWEEP = 11
-
-
-@pytest.fixture(scope="module")
-def own_server() -> Iterator[servers.ServerInfo]:
-    """A server started for this module only (the session's is shared with other tests)."""
-    with own_redis() as info:
-        yield info
 
 
 @pytest.mark.parametrize("run_id", [None, "a*b?[c]", "back\\slash"],

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from report_helpers import SCHEMA, cli
+from report_helpers import SCHEMA
 
 from conformance.cli.terminal import RunReporter
-from conformance.core.outcomes import Coverage, Outcome, SkipKind
+from conformance.core.outcomes import Coverage, Outcome, Skip, SkipKind
 from conformance.reports.json_report import summary_markdown
 from conformance.vectors import Vector
 from reference_impl.ops import OP_NAMES, op_name
+from tests.cli_helpers import cli
 
 SKIPPING = f"command:{sys.executable} {Path(__file__).parent / 'adapters' / 'faulty.py'} skip"
 
@@ -54,6 +55,29 @@ def test_coverage_tells_the_candidates_skips_from_those_that_do_not_apply() -> N
     assert coverage.problem() is None
     assert coverage.problem(["add", "changeDelay"]) == (
         "the candidate skipped ops that --require-ops requires: changeDelay (2 vectors)")
+
+
+def test_a_skip_is_made_as_data_and_worded_in_one_place() -> None:
+    """A skip carries its kind and ops; its words (pytest's reason, a report's message) and the
+    line a summary counts it under come from it, not the other way round."""
+    other = Skip.other_range(">=6.0.0", "6.7.0")
+    assert (other.kind, other.ops) == (SkipKind.RANGE, ())
+    assert other.reason == "holds for bullmq >=6.0.0, not the protocol judged (6.7.0)"
+    assert other.group == "holds for another protocol range, not the protocol judged (6.7.0)"
+    unsupported = Skip.unsupported(["changeDelay", "addLog"])
+    assert (unsupported.kind, unsupported.ops) == (SkipKind.CANDIDATE, ("changeDelay", "addLog"))
+    assert unsupported.reason == unsupported.group == ("candidate does not support "
+                                                       "changeDelay, addLog")
+    # An adapter's reason is kept as it came, empty too; no op named is any op.
+    assert Skip.unsupported(["add"], "").reason == "candidate does not support add: "
+    assert Skip.unsupported([], "it applied no op").reason == ("candidate does not support "
+                                                              "any op: it applied no op")
+    expected = Skip.expected("'pause/*': all of pause")
+    assert (expected.kind, expected.reason) == (SkipKind.EXPECTED,
+                                                "expected skip: 'pause/*': all of pause")
+    # Only another range's skips are counted together; a protocol changes no other line.
+    needs = Skip(SkipKind.NEEDS, "needs hash-tag", protocol="6.7.0")
+    assert needs.group == "needs hash-tag"
 
 
 def test_a_skip_of_no_known_kind_counts_against_the_candidate() -> None:

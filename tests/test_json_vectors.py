@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +14,12 @@ import pytest
 from conformance.core.resources import vectors_dir
 from conformance.vectors.yaml_strict import compose
 from reference_impl.generate import render_all
+from tests.cli_helpers import cli
 
 VECTORS_DIR = vectors_dir()
 JSON_DIR = VECTORS_DIR / "json"
 JSON_FILES = sorted(JSON_DIR.glob("*.json"))
 SMALL = "next-wake"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 def assert_same(yaml_value: Any, json_value: Any, where: str = "") -> None:

@@ -8,26 +8,25 @@ refuses tracking or the tracking connection breaks, and leave foreign keys alone
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
-from collections.abc import Iterator
 
 import pytest
 import redis
-from shared_server_helpers import db_url, own_redis
+from shared_server_helpers import db_url
 
 from conformance import servers
 from conformance.candidates.base import Candidate
 from conformance.core.errors import InfrastructureError
 from conformance.core.outcomes import Outcome
 from conformance.core.queues import QueueNames, QueueRef
-from conformance.run.session import Run, RunOptions
+from conformance.run.session import Run
+from conformance.run.spec import RunOptions
 from conformance.state.keytracker import KeyTracker, TrackingRefused
 from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.keys import PROFILES
 from reference_impl.ops import Op, Result
+from tests.cli_helpers import cli
 
 #: Databases of the module's server: one per test.
 DB_ORDER, DB_BREAK, DB_STRAY, DB_EMPTY, DB_FULL, DB_REFUSED, DB_XDIST = 1, 2, 3, 4, 5, 6, 7
@@ -41,13 +40,6 @@ local sum = 0
 for i = 1, tonumber(ARGV[1]) do sum = sum + tonumber(redis.call('GET', 'foreign:' .. i)) end
 return tostring(sum)
 """
-
-
-@pytest.fixture(scope="module")
-def own_server() -> Iterator[servers.ServerInfo]:
-    """A server of this module's own: its command statistics count only our commands."""
-    with own_redis() as info:
-        yield info
 
 
 def _scans(client: redis.Redis) -> int:
@@ -306,9 +298,8 @@ def test_parallel_workers_track_their_own_keys(own_server: servers.ServerInfo) -
         client.eval(FILL, 0, 1, 50_000)
         checksum = client.eval(CHECKSUM, 0, 50_000)
         scans = _scans(client)
-        proc = subprocess.run([sys.executable, "-m", "conformance", "run", "-q", "-n", "2",
-                               "--redis", f"url:{url}", "--examples", "0"],
-                              capture_output=True, text=True, timeout=600, check=False)
+        proc = cli("run", "-q", "-n", "2", "--redis", f"url:{url}", "--examples", "0",
+                   timeout=600)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
         assert " passed" in proc.stdout
         assert _scans(client) == scans, "a worker scanned the keyspace"

@@ -3,8 +3,6 @@ killed by some vector (`bullmq-conformance mutants` exits 0 with a 100% score)."
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +11,9 @@ from conformance import cli
 from conformance.checks import mutants
 from conformance.checks.mutant_catalog import CATALOG, QUEUE_MUTANTS, Mutant
 from conformance.core.resources import lua_dir
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.vectors import Vector
+from tests import cli_helpers
 
 LUA_DIR = lua_dir()
 
@@ -130,9 +129,7 @@ def test_a_surviving_mutant_exits_1(monkeypatch: pytest.MonkeyPatch, redis_url: 
 @pytest.mark.slow
 @pytest.mark.parametrize("scripts", ["reference", "official"])
 def test_every_mutant_is_killed(scripts: str, redis_url: str, official_scripts: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance", "mutants", "--scripts",
-                           scripts, "--redis", redis_url], capture_output=True, text=True,
-                          timeout=300)
+    proc = cli_helpers.cli("mutants", "--scripts", scripts, "--redis", redis_url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "100%" in proc.stdout
     assert f"{len(CATALOG)}/{len(CATALOG)} killed" in proc.stdout

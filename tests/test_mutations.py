@@ -15,10 +15,13 @@ import pytest
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
-from conformance.run.serial import Verdict, run_vector
-from conformance.run.session import profile_for
+from conformance.run.serial import run_vector
+from conformance.run.spec import profile_for
+from conformance.run.verdict import Verdict
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import Vector
+from reference_impl import versions
+from tests.scripts_helpers import replace_once
 
 LUA_DIR = lua_dir()
 
@@ -109,9 +112,7 @@ def _mutated_copy(tmp_path: Path, mutant: Mutant) -> Path:
     target = tmp_path / "lua"
     shutil.copytree(LUA_DIR, target)
     path = target / (mutant.include if "/" in mutant.include else f"includes/{mutant.include}")
-    text = path.read_text()
-    assert text.count(mutant.original) == 1, f"{mutant.name}: the mutation point moved"
-    path.write_text(text.replace(mutant.original, mutant.replacement))
+    replace_once(path, mutant.original, mutant.replacement)
     return target
 
 
@@ -122,7 +123,8 @@ def test_mutant_is_caught_with_a_clear_diff(tmp_path: Path, mutant: Mutant,
     candidate = ScriptsCandidate(_mutated_copy(tmp_path, mutant))
     client, names, profile = client_for(redis_server), QueueNames(), profile_for("bullmq")
     verdicts: dict[str, Verdict] = {
-        v.id: run_vector(v, candidate, client, profile, names) for v in all_vectors
+        v.id: run_vector(v, candidate, client, profile, names,
+                         protocol=versions.CURRENT) for v in all_vectors
     }
     failed = {vid for vid, v in verdicts.items() if v.outcome == "failed"}
     errored = {vid for vid, v in verdicts.items() if v.outcome == "errored"}

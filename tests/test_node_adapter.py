@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, MoveToActive
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
+from tests.cli_helpers import cli
 
 NODE_MODULES = node_adapter_source() / "node_modules"
 READY = shutil.which("node") is not None and (NODE_MODULES / "bullmq").is_dir()
@@ -46,10 +45,8 @@ T = 1700000000000
 @pytest.mark.parametrize("profile", ["bullmq", "echomq"])
 def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile: str) -> None:
     report = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "-q", "--redis",
-                           redis_url, "--candidate", "bullmq-node", "--profile", profile,
-                           "--report-json", str(report)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = cli("run", "-q", "--redis", redis_url, "--candidate", "bullmq-node", "--profile",
+               profile, "--report-json", str(report))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     doc = json.loads(report.read_text())
     assert "bullmq (npm) 6.7.0 (javascript)" in doc["candidate_version"]

@@ -16,10 +16,11 @@ import pytest
 from conformance.candidates.adapter.command import CommandCandidate
 from conformance.core.errors import CandidateError, CandidateUnusable, Exit
 from conformance.core.queues import QueueRef
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo
 from reference_impl import versions
 from reference_impl.ops import Add, Pause
+from tests.cli_helpers import cli
 
 FAULTY = Path(__file__).parent / "adapters" / "faulty.py"
 PROFILE = profile_for("bullmq")
@@ -174,9 +175,8 @@ def test_a_good_start_resets_the_count(tmp_path: Path, redis_server: ServerInfo)
 
 
 def check(command: str, redis_url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", "adapter", "check", command,
-                           "--redis", redis_url, "--adapter-timeout", "5"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    """`adapter check COMMAND` on `redis_url`, with a short adapter timeout."""
+    return cli("adapter", "check", command, "--redis", redis_url, "--adapter-timeout", "5")
 
 
 @pytest.mark.parametrize(

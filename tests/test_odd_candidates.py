@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from conformance.candidates.clients.package import PINNED_VERSION, describe
+from conformance.candidates.clients.package import describe
 from conformance.candidates.scripts.candidate import LAYOUTS
+from conformance.core.pins import PINNED_VERSION
 from conformance.core.resources import lua_dir
 from conformance.vectors import Vector
 from reference_impl.ops import (
@@ -50,17 +49,13 @@ from reference_impl.worker_ops import (
     UpdateData,
     UpdateProgress,
 )
+from tests.cli_helpers import cli
+from tests.scripts_helpers import replace_once
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_BULLMQ = Path(__file__).parent / "fixtures" / "fake_bullmq"
 #: A port that refuses no connection: the check must come before any Redis is reached.
 NO_REDIS = "url:redis://127.0.0.1:1/0"
-
-
-def cli(*args: str, env: dict[str, str] | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False, env=env)
 
 
 def op_name(op: Op) -> str:
@@ -120,11 +115,7 @@ def test_a_pause_script_that_returns_nothing_fails_with_the_return_difference(
     judged on their returns and state (failed), not errored; the others still pass."""
     lua = tmp_path / "lua"
     shutil.copytree(lua_dir(), lua)
-    script = lua / "pause-7.lua"
-    text = script.read_text()
-    silent = text.replace("\nreturn legacyLeft", "\n")
-    assert silent != text, "pause-7.lua no longer ends with `return legacyLeft`"
-    script.write_text(silent)
+    replace_once(lua / "pause-7.lua", "\nreturn legacyLeft", "\n")
     report = tmp_path / "r.json"
     proc = cli("run", "-q", "--redis", redis_url, "--examples", "0", "--candidate",
                f"scripts:{lua}", "--report-json", str(report))

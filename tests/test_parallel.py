@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,12 +12,8 @@ import pytest
 from conformance.plugin.hooks import worker_db
 from conformance.plugin.items import property_shards
 from conformance.servers import ServerInfo
+from tests.cli_helpers import cli
 from tests.fault_helpers import local_spec
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", "run", "-q", *args],
-                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def _verdicts(path: Path) -> list[tuple[str, str]]:
@@ -31,10 +25,10 @@ def _verdicts(path: Path) -> list[tuple[str, str]]:
 def test_parallel_verdicts_equal_serial(tmp_path: Path, redis_url: str, redis: str) -> None:
     spec = redis_url if redis == "url" else local_spec()
     # 30 examples make two properties items, so the area is split across the workers too.
-    common = ["--redis", spec, "--seed", "11", "--examples", "30"]
+    common = ["run", "-q", "--redis", spec, "--seed", "11", "--examples", "30"]
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
-    one = _run(*common, "--report-json", str(serial))
-    two = _run(*common, "-n", "2", "--report-json", str(parallel))
+    one = cli(*common, "--report-json", str(serial), timeout=600)
+    two = cli(*common, "-n", "2", "--report-json", str(parallel), timeout=600)
     assert one.returncode == 0, one.stdout[-2000:] + one.stderr
     assert two.returncode == 0, two.stdout[-2000:] + two.stderr
     assert _verdicts(parallel) == _verdicts(serial)
@@ -47,7 +41,7 @@ def test_parallel_verdicts_equal_serial(tmp_path: Path, redis_url: str, redis: s
 
 
 def test_parallel_run_without_redis_is_an_infrastructure_error() -> None:
-    proc = _run("--redis", "url:redis://127.0.0.1:1/0", "-n", "2", "-k", "band-bump")
+    proc = cli("run", "-q", "--redis", "url:redis://127.0.0.1:1/0", "-n", "2", "-k", "band-bump")
     assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert lines == [lines[0]] and "cannot reach Redis at redis://127.0.0.1:1/0" in lines[0]
@@ -78,7 +72,8 @@ def test_a_note_says_when_n_is_slower_than_a_serial_run(redis_url: str, redis: s
     child processes; -n gives both up, so on few cores the header says a serial run is faster.
     On a `url:` server every run is one vector at a time, and -n may pay: no note."""
     spec = local_spec() if redis == "local" else redis_url
-    proc = _run("--redis", spec, "-n", "2", "--examples", "0", "-k", "band-bump and 4097")
+    proc = cli("run", "-q", "--redis", spec, "-n", "2", "--examples", "0", "-k",
+               "band-bump and 4097")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     notes = [line for line in proc.stdout.splitlines() if line.startswith("note: -n 2 ")]
     if redis == "local" and (os.cpu_count() or 1) <= 4:

@@ -17,10 +17,12 @@ from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
 from conformance.properties.check import PropertyResult, check_candidate
 from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import load_file
+from reference_impl import versions
 from reference_impl.generate import PROTOCOL, RULES_VERSION, SCHEMA_VERSION
+from tests.scripts_helpers import BAND_BUMP, replace_once
 
 LUA_DIR = lua_dir()
 
@@ -34,10 +36,8 @@ def no_band_bump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of lua/ whose delayed score never bumps within a band."""
     target = tmp_path_factory.mktemp("no-band-bump") / "lua"
     shutil.copytree(LUA_DIR, target)
-    path = target / "includes" / "getDelayedScore.lua"
-    text = path.read_text()
-    assert text.count("return topScore + 1, fireAt") == 1, "the mutation point moved"
-    path.write_text(text.replace("return topScore + 1, fireAt", "return bandFloor, fireAt"))
+    replace_once(target / "includes" / "getDelayedScore.lua", BAND_BUMP,
+                 "return bandFloor, fireAt")
     return target
 
 
@@ -45,7 +45,7 @@ def no_band_bump(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def broken_result(no_band_bump: Path, redis_server: ServerInfo) -> PropertyResult:
     """The property check of the broken copy, run once for the tests that inspect it."""
     return check_candidate(ScriptsCandidate(no_band_bump), redis_server.url, examples=100,
-                           seed=BROKEN_SEED)
+                           seed=BROKEN_SEED, protocol=versions.CURRENT)
 
 
 def _queue_keys(redis_server: ServerInfo) -> set[str]:
@@ -54,7 +54,8 @@ def _queue_keys(redis_server: ServerInfo) -> set[str]:
 
 def test_reference_passes_with_a_fixed_seed(redis_server: ServerInfo) -> None:
     before = _queue_keys(redis_server)
-    result = check_candidate(from_spec("reference"), redis_server.url, examples=50, seed=1234)
+    result = check_candidate(from_spec("reference"), redis_server.url, examples=50, seed=1234,
+                             protocol=versions.CURRENT)
     assert result.passed, result.failure
     assert (result.seed, result.failure, result.vector_yaml) == (1234, None, None)
     assert result.examples >= 50
@@ -64,12 +65,13 @@ def test_reference_passes_with_a_fixed_seed(redis_server: ServerInfo) -> None:
 
 def test_official_scripts_pass(official_scripts: Path, redis_server: ServerInfo) -> None:
     result = check_candidate(ScriptsCandidate(official_scripts), f"url:{redis_server.url}",
-                             examples=30, seed=99)
+                             examples=30, seed=99, protocol=versions.CURRENT)
     assert result.passed, result.failure
 
 
 def test_a_seed_is_drawn_and_reported(redis_server: ServerInfo) -> None:
-    result = check_candidate(from_spec("reference"), redis_server.url, examples=3)
+    result = check_candidate(from_spec("reference"), redis_server.url, examples=3,
+                             protocol=versions.CURRENT)
     assert result.passed
     assert isinstance(result.seed, int)
 
@@ -104,9 +106,11 @@ def test_the_shrunk_vector_is_a_valid_vector_that_reproduces(
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     (vector,) = load_file(path).vectors  # schema and consistency checks
     client, profile, names = client_for(redis_server), profile_for("bullmq"), QueueNames()
-    broken = run_vector(vector, ScriptsCandidate(no_band_bump), client, profile, names)
+    broken = run_vector(vector, ScriptsCandidate(no_band_bump), client, profile, names,
+                        protocol=versions.CURRENT)
     assert broken.outcome == "failed", broken
-    assert run_vector(vector, from_spec("reference"), client, profile, names).outcome == "passed"
+    assert run_vector(vector, from_spec("reference"), client, profile, names,
+                      protocol=versions.CURRENT).outcome == "passed"
 
 
 def test_cli_passes_for_the_reference(redis_server: ServerInfo,
@@ -136,14 +140,11 @@ def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
     catalog does this) is found and shrunk to the three adds the README shows."""
     target = tmp_path / "lua"
     shutil.copytree(LUA_DIR, target)
-    path = target / "includes" / "getDelayedScore.lua"
-    text = path.read_text()
-    assert text.count("  return topScore + 1, fireAt\n") == 1
-    path.write_text(text.replace(
-        "  return topScore + 1, fireAt\n",
-        "  if topScore > bandFloor then\n    return topScore, fireAt\n  end\n"
-        "  return topScore + 1, fireAt\n"))
-    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=100, seed=4)
+    replace_once(target / "includes" / "getDelayedScore.lua", f"  {BAND_BUMP}\n",
+                 "  if topScore > bandFloor then\n    return topScore, fireAt\n  end\n"
+                 f"  {BAND_BUMP}\n")
+    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=100, seed=4,
+                             protocol=versions.CURRENT)
     assert not result.passed and result.errored is None
     assert result.vector_yaml is not None
     when = yaml.safe_load(result.vector_yaml)[0]["when"]

@@ -20,7 +20,9 @@ from conformance.core.queues import QueueNames, QueueRef
 from conformance.core.resources import lua_dir
 from conformance.properties import check as properties
 from conformance.properties.check import _reported, check_candidate
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo
+from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Add, Op
 from tests.fault_helpers import ServerProcess
@@ -68,7 +70,8 @@ class Misbehaving:
 
 def test_one_lost_connection_runs_the_check_again(redis_server: ServerInfo) -> None:
     candidate = Misbehaving(lose={40})
-    result = check_candidate(candidate, redis_server.url, examples=10, seed=5)
+    result = check_candidate(candidate, redis_server.url, examples=10, seed=5,
+                             protocol=versions.CURRENT)
     assert result.passed, result.failure
     # The second pass ran every example again: more calls than the one that was cut short.
     assert candidate.calls > 80
@@ -77,7 +80,7 @@ def test_one_lost_connection_runs_the_check_again(redis_server: ServerInfo) -> N
 def test_a_connection_lost_in_both_passes_is_the_servers(redis_server: ServerInfo) -> None:
     candidate = Misbehaving(lose=set(range(30, 100_000, 200)))
     with pytest.raises(InfrastructureError, match=r"Connection reset by peer.*twice"):
-        check_candidate(candidate, redis_server.url, examples=10, seed=5)
+        check_candidate(candidate, redis_server.url, examples=10, seed=5, protocol=versions.CURRENT)
 
 
 def test_a_disagreement_that_does_not_come_back_is_no_verdict(redis_server: ServerInfo
@@ -85,12 +88,14 @@ def test_a_disagreement_that_does_not_come_back_is_no_verdict(redis_server: Serv
     # One wrong answer, never repeated: Hypothesis cannot replay it, neither can we; the
     # second pass agrees throughout, so the candidate passes.
     candidate = Misbehaving(lie_from=25, lies=1)
-    result = check_candidate(candidate, redis_server.url, examples=10, seed=5)
+    result = check_candidate(candidate, redis_server.url, examples=10, seed=5,
+                             protocol=versions.CURRENT)
     assert result.passed, result.failure
     # Without the second pass it would have been an unsure attempt, never a failure.
     client = redis.Redis.from_url(redis_server.url, decode_responses=True)
     ctx = properties._Context(Misbehaving(lie_from=25, lies=1), client,
-                              QueueNames(), properties.profile_for("bullmq"), 5)
+                              QueueNames(), profile_for("bullmq"), 5,
+                              protocol=versions.CURRENT)
     ctx.candidate.start(redis_server.url, ctx.profile)
     try:
         attempt = properties._attempt(ctx, properties.settings(
@@ -110,7 +115,8 @@ def test_unsure_twice_is_errored_with_the_reason(redis_server: ServerInfo,
     # Redis's clock, so it is reported as errored with that reason, not as failed.
     monkeypatch.setattr(properties, "SHORTEST_EXPIRY_S", 0.0)
     candidate = Misbehaving(lie_from=1)
-    result = check_candidate(candidate, redis_server.url, examples=5, seed=5)
+    result = check_candidate(candidate, redis_server.url, examples=5, seed=5,
+                             protocol=versions.CURRENT)
     assert not result.passed
     assert result.errored is not None
     assert "longer than the shortest expiry" in result.errored
@@ -119,7 +125,8 @@ def test_unsure_twice_is_errored_with_the_reason(redis_server: ServerInfo,
 
 def test_a_reproduced_disagreement_still_fails(redis_server: ServerInfo) -> None:
     candidate = Misbehaving(lie_from=1)
-    result = check_candidate(candidate, redis_server.url, examples=5, seed=5)
+    result = check_candidate(candidate, redis_server.url, examples=5, seed=5,
+                             protocol=versions.CURRENT)
     assert not result.passed
     assert result.errored is None
     assert result.failure is not None and "not-the-id" in result.failure
@@ -134,7 +141,7 @@ def test_writes_outside_the_run_fail_on_a_server_the_suite_started(
     client = redis.Redis.from_url(redis_server.url, decode_responses=True)
     try:
         result = check_candidate(ScriptsCandidate(scripts), redis_server.url, examples=20,
-                                 seed=3, owned=True)
+                                 seed=3, private=True, protocol=versions.CURRENT)
         assert not result.passed
         assert result.failure is not None
         assert "key outside every queue of the run: bull:prod:wait" in result.failure
@@ -161,7 +168,7 @@ def test_a_runaway_script_errors_the_check_once(tmp_path: Path) -> None:
     try:
         started = time.monotonic()
         result = check_candidate(ScriptsCandidate(scripts, limit=1.0), server.url,
-                                 examples=25, seed=7)
+                                 examples=25, seed=7, protocol=versions.CURRENT)
         seconds = time.monotonic() - started
         assert not result.passed
         assert result.errored is not None
@@ -195,17 +202,19 @@ def test_someone_elses_flush_runs_the_check_again() -> None:
     server = ServerProcess().start()
     try:
         candidate = FlushingOnce(url=server.url)
-        result = check_candidate(candidate, server.url, examples=10, seed=5)
+        result = check_candidate(candidate, server.url, examples=10, seed=5,
+                                 protocol=versions.CURRENT)
         assert result.passed, result.failure
         assert candidate.calls > 80, "the second pass ran every example again"
         # The first pass ended on the flush itself (not on a disagreement it caused).
         client = redis.Redis.from_url(server.url, decode_responses=True)
         names = QueueNames()
         tracker = properties._tracker(server.url, names, client, properties.health.probe_key(
-            properties.profile_for("bullmq"), names.run_id))
+            profile_for("bullmq"), names.run_id))
         assert tracker is not None
         ctx = properties._Context(FlushingOnce(url=server.url), client, names,
-                                  properties.profile_for("bullmq"), 5, finder=tracker)
+                                  profile_for("bullmq"), 5, finder=tracker,
+                                  protocol=versions.CURRENT)
         try:
             attempt = properties._attempt(ctx, properties.settings(
                 max_examples=10, stateful_step_count=properties.DEFAULT_STEPS, deadline=None,

@@ -1,8 +1,8 @@
 """Protocol versions end to end: version parsing, the ranges the generator gives each vector,
 `run --protocol`, and `identify` on our own scripts, a copy with a 5.x pause, and 4.x files.
 
-The releases themselves (npm bullmq 5.0.0 to 6.7.0, PyPI bullmq 2.0.0 to 3.4.4) are judged
-by ci/releases.sh, which fetches them; these tests need no network.
+The releases themselves (npm bullmq 5.0.0 to 6.7.0, PyPI bullmq 2.0.0 on: ci/releases.toml) are
+judged by ci/releases.sh, which fetches them; these tests need no network.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_helpers import cli
 
 from conformance.checks.mutant_catalog import CATALOG
 from conformance.checks.mutants import write_mutant
@@ -27,6 +26,7 @@ from reference_impl.cases import Case
 from reference_impl.generate import version_ranges
 from reference_impl.ops import Add, Pause
 from reference_impl.versions import Range
+from tests.cli_helpers import cli
 
 
 class TestVersions:

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 from chromium_helpers import devtools, load, problems
-from report_helpers import HOSTILE, cli
+from report_helpers import HOSTILE
 
 from conformance.reports.releases import load_releases, range_text, render_releases
+from tests.cli_helpers import cli
 
 
 def _row(slug: str, identify: dict[str, Any], *, protocol: str | None = "6.4.0",

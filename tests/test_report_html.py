@@ -11,9 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from report_helpers import CLICKED, HOSTILE, Runs, cli, report_document
+from report_helpers import CLICKED, HOSTILE, Runs, report_document
 
 from conformance.reports.html import Column, render_html
+from tests.cli_helpers import cli
 
 
 def test_page_has_both_columns_every_vector_and_escaped_diffs(runs: Runs, page: Path) -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from report_helpers import EXAMPLES, OUTCOMES, SCHEMA, SEED, Runs, cli, report_document
+from report_helpers import EXAMPLES, OUTCOMES, SCHEMA, SEED, Runs, report_document
 
 from conformance.reports.json_report import summary_markdown
+from tests.cli_helpers import cli
 
 
 def _sections(text: str) -> list[str]:

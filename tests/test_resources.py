@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance import candidates, cli
+from conformance import cli
+from conformance.candidates.clients import bullmq_node
 from conformance.core import resources
 from conformance.core.errors import UsageError
 
@@ -111,19 +112,19 @@ def test_the_node_adapter_runs_from_a_cache_copy(tmp_path: Path,
     source.mkdir()
     for name in resources.NODE_ADAPTER_FILES:
         (source / name).write_text(f"{name}\n", encoding="utf-8")
-    monkeypatch.setattr(candidates, "node_adapter_source", lambda: source)
+    monkeypatch.setattr(bullmq_node, "node_adapter_source", lambda: source)
     monkeypatch.setenv(resources.CACHE_ENV, str(tmp_path / "cache"))
     with pytest.raises(UsageError, match=r"run `npm ci --prefix (\S+)` once") as caught:
-        candidates.node_adapter_dir()
+        bullmq_node.node_adapter_dir()
     target = Path(str(caught.value).split("npm ci --prefix ")[1].split("`")[0])
     assert target.parent == tmp_path / "cache" and target.name.startswith("node-bullmq-")
     assert sorted(p.name for p in target.iterdir()) == sorted(resources.NODE_ADAPTER_FILES)
     (target / "node_modules" / "bullmq").mkdir(parents=True)
-    assert candidates.node_adapter_dir() == target
+    assert bullmq_node.node_adapter_dir() == target
     # With the cache off, the one place left is the package's own directory.
     monkeypatch.setenv(resources.CACHE_ENV, "off")
     with pytest.raises(UsageError, match=f"npm ci --prefix {source}"):
-        candidates.node_adapter_dir()
+        bullmq_node.node_adapter_dir()
 
 
 def test_adapter_example_writes_the_bundled_file_and_never_over_one(

@@ -14,9 +14,10 @@ from conformance.candidates.scripts.candidate import LAYOUTS, ScriptsCandidate
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
 from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import Vector
+from reference_impl import versions
 from reference_impl.ops import OP_NAMES, op_to_dict
 
 
@@ -50,7 +51,8 @@ def test_calls_match_the_layouts(all_vectors: list[Vector], redis_server: Server
     client = client_for(redis_server)
     names = QueueNames()
     for vector in (v for v in all_vectors if v.span.until is None):
-        verdict = run_vector(vector, candidate, client, profile_for("bullmq"), names)
+        verdict = run_vector(vector, candidate, client, profile_for("bullmq"), names,
+                             protocol=versions.CURRENT)
         assert verdict.outcome in ("passed", "skipped"), (vector.id, verdict.message)
     problems = []
     for op, script, count in calls:

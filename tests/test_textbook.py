@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,16 +13,10 @@ from conformance.plugin.items import PROPERTIES_ID
 from conformance.vectors import Vector
 from conformance.vectors.expectations import load
 from reference_impl.ops import MoveToDelayed, Pause, Resume
-
-ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests run from it)
+from tests.cli_helpers import ROOT, cli
 
 ADAPTER = "examples/textbook/adapter.py"  # relative to ROOT, as the README shows it
 EXPECT = "examples/textbook/expectations.yaml"
-
-
-def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def candidate() -> str:
@@ -45,7 +38,7 @@ def test_failures_are_exactly_the_expected_ones(
         profile_skips: Callable[[str], set[str]], adapter_v1_skips: set[str]) -> None:
     report = tmp_path / "report.json"
     proc = cli("run", "-q", "--redis", redis_url, "--candidate", candidate(),
-               "--report-json", str(report))
+               "--report-json", str(report), cwd=ROOT, timeout=600)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads(report.read_text(encoding="utf-8"))["results"]
     failed = {r["id"] for r in results if r["outcome"] in ("failed", "errored")}
@@ -79,7 +72,7 @@ def test_run_with_expectations_exits_0(redis_url: str, all_vectors: list[Vector]
                                        tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     proc = cli("run", "-q", "--redis", redis_url, "--candidate", candidate(),
-               "--expect", EXPECT, "--report-json", str(report))
+               "--expect", EXPECT, "--report-json", str(report), cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     totals = json.loads(report.read_text(encoding="utf-8"))["totals"]
     assert totals["failed"] == totals["errored"] == 0, totals

@@ -13,28 +13,17 @@ from pathlib import Path
 import pytest
 
 from conformance.candidates.scripts.candidate import ScriptsCandidate
-from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
-from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import Vector
+from tests.verdict_helpers import run_all
 
 LUA_DIR = lua_dir()
 
 
 def _run_all(vectors: list[Vector], directory: Path, server: ServerInfo,
              profile: str) -> dict[str, list[str]]:
-    candidate = ScriptsCandidate(directory)
-    client = client_for(server)
-    names = QueueNames()
-    outcomes: dict[str, list[str]] = {"passed": [], "failed": [], "errored": [], "skipped": []}
-    for vector in vectors:
-        verdict = run_vector(vector, candidate, client, profile_for(profile), names)
-        detail = vector.id if verdict.outcome == "passed" else \
-            f"{vector.id}: {verdict.message} {list(verdict.diff)[:6]}"
-        outcomes[verdict.outcome].append(detail)
-    return outcomes
+    return run_all(vectors, ScriptsCandidate(directory), server, profile)
 
 
 @pytest.mark.parametrize("profile", ["bullmq", "echomq"])

@@ -41,7 +41,7 @@ from conformance.core.queues import QueueNames
 from conformance.core.resources import CACHE_ENV, lua_dir
 from conformance.core.resources import vectors_dir as bundled_vectors
 from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
 
@@ -112,7 +112,8 @@ def failing_pass(vectors: list[Vector], client: redis.Redis, candidate: Candidat
     failed = ran = 0
     start = time.perf_counter()
     for vector in vectors:
-        verdict = run_vector(vector, candidate, client, profile, names)
+        verdict = run_vector(vector, candidate, client, profile, names,
+                             protocol=versions.CURRENT)
         if verdict.outcome is Outcome.ERRORED:
             raise SystemExit(f"bench: failing candidate: {vector.id} errored: {verdict.message}")
         failed += verdict.outcome is Outcome.FAILED
@@ -148,7 +149,7 @@ def _run_seconds(redis_spec: str, *extra: str, exit_code: int = Exit.OK) -> floa
     start = time.perf_counter()
     # -P: a `conformance/` folder in the current directory (a checkout) must not shadow the
     # installed package being measured.
-    proc = subprocess.run([sys.executable, "-P", "-m", "conformance.cli", "run", "-q", "--redis",
+    proc = subprocess.run([sys.executable, "-P", "-m", "conformance", "run", "-q", "--redis",
                            redis_spec, "--seed", "1", *extra], capture_output=True, text=True,
                           check=False)
     elapsed = time.perf_counter() - start

@@ -23,8 +23,9 @@ from conformance.candidates import from_spec
 from conformance.core.errors import Exit
 from conformance.core.queues import QueueNames
 from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.vectors import Vector
+from reference_impl import versions
 
 #: Runs every vector against the reference on `client`; raises SystemExit when one fails.
 RunVectors = Callable[[Sequence[Vector], redis.Redis], None]
@@ -54,7 +55,8 @@ def sequential(vectors: Sequence[Vector], client: redis.Redis) -> None:
     compare, cleanup), the reference as candidate, the default profile."""
     candidate, profile, names = from_spec("reference"), profile_for("bullmq"), QueueNames()
     for vector in vectors:
-        verdict = run_vector(vector, candidate, client, profile, names)
+        verdict = run_vector(vector, candidate, client, profile, names,
+                             protocol=versions.CURRENT)
         if verdict.outcome.failing:
             raise SystemExit(f"bench: {vector.id} {verdict.outcome}: {verdict.message}")
 
@@ -66,7 +68,8 @@ def batched(server: servers.ServerInfo) -> RunVectors:
 
     def run(vectors: Sequence[Vector], client: redis.Redis) -> None:
         candidate, profile = from_spec("reference"), profile_for("bullmq")
-        for verdict in run_vectors(vectors, candidate, client, profile, QueueNames(), server):
+        for verdict in run_vectors(vectors, candidate, client, profile, QueueNames(), server,
+                                   protocol=versions.CURRENT):
             if verdict.outcome.failing:
                 raise SystemExit(f"bench: {verdict.vector.id} {verdict.outcome}: "
                                  f"{verdict.message}")
@@ -158,7 +161,7 @@ def _cli_run(*argv: str, timeout: float | None = None) -> tuple[float | None, in
     only if it is still running `_STOP_GRACE_S` later."""
     start = time.perf_counter()
     # -P: a `conformance/` folder in the current directory must not shadow the package.
-    with subprocess.Popen([sys.executable, "-P", "-m", "conformance.cli", *argv],
+    with subprocess.Popen([sys.executable, "-P", "-m", "conformance", *argv],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)

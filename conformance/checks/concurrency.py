@@ -35,6 +35,7 @@ from typing import Any, cast
 import redis
 
 from conformance.candidates.base import Candidate
+from conformance.core.candidate_forms import BULLMQ_PY
 from conformance.core.errors import InfrastructureError, UsageError
 from conformance.core.queues import QueueRef, one_off
 from reference_impl import versions
@@ -260,9 +261,10 @@ def fleet(candidate: str | CandidateFactory, redis_url: str, profile: KeyProfile
           purpose: str) -> Iterator[tuple[QueueRef, list[Candidate], list[redis.Redis]]]:
     """A run-unique queue (`queues.one_off(purpose)`), and `size` started candidate instances with
     a connection each. On exit they are closed and only the queue's keys are deleted."""
-    if candidate == "bullmq-py":
-        raise UsageError("--candidate bullmq-py patches the bullmq package's module-level clock "
-                         "for each op, so instances cannot run in concurrent threads")
+    if candidate == BULLMQ_PY.usage:
+        raise UsageError(f"--candidate {BULLMQ_PY.usage} patches the bullmq package's "
+                         "module-level clock for each op, so instances cannot run in concurrent "
+                         "threads")
     queue = QueueRef(profile, one_off(purpose), versions.CURRENT)
     built = [build_candidate(candidate) for _ in range(size)]
     clients = [redis.Redis.from_url(redis_url, decode_responses=True) for _ in range(size)]
@@ -369,7 +371,7 @@ def textbook_claims(redis_url: str, workers: int = 8, jobs: int = 2000, seed: in
 def main(args: Any) -> int:
     """`bullmq-conformance concurrency`: run one race, print its summary, exit 0 or 1."""
     from conformance import servers
-    from conformance.run.session import profile_for
+    from conformance.run.spec import profile_for
 
     jobs = 2000 if args.jobs is None else args.jobs
     if args.workers < 1 or jobs < 1:

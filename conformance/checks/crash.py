@@ -339,7 +339,7 @@ def run_crash(candidate: str | CandidateFactory, redis_url: str, profile: KeyPro
 def main(args: Any) -> int:
     """`bullmq-conformance concurrency --crash`: run the scenario, print its report, exit 0/1."""
     from conformance import servers
-    from conformance.run.session import profile_for
+    from conformance.run.spec import profile_for
 
     profile = profile_for(args.profile)
     with servers.provision(args.redis) as info:

@@ -19,8 +19,8 @@ from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.core.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.core.queues import QueueNames, QueueRef
-from conformance.run.serial import seed
-from conformance.run.session import profile_for, protocol_version
+from conformance.run.spec import profile_for, protocol_version
+from conformance.run.verdict import seed
 from conformance.state import compare, snapshot
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions

@@ -17,9 +17,12 @@ from conformance.checks.mutant_catalog_finish import FINISH_MUTANTS
 from conformance.checks.mutant_catalog_worker import WORKER_MUTANTS
 from conformance.checks.mutant_types import Mutant, Replacement
 from conformance.checks.mutant_types import mutant as _m
+from reference_impl import versions
 
 __all__ = ["CATALOG", "EVERY_ENTRY_DIFFERS", "QUEUE_MUTANTS", "Mutant", "Replacement"]
 
+#: The version whose band bump the `score-before-...` mutant undoes (its name says it).
+_BAND_BUMP = versions.text(versions.BAND_BUMP)
 _OURS_BAND = ("  local bandFloor = fireAt * 0x1000\n"
               "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n")
 _OFF_BAND = ("  local minScore = delayedTimestamp * 0x1000\n"
@@ -189,8 +192,8 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
        [('    rcall("SREM", stalledKey, jobId)\n', "")],
        [('      rcall("SREM", stalledKey, jobId)\n', "")]),
     # --- a current port that kept an older protocol's behaviour (named by its range) ---
-    _m("score-before-5.8.6", "delayed add scores F*0x1000 + the id counter's low 12 bits, as "
-       "before 5.8.6",
+    _m(f"score-before-{_BAND_BUMP}", "delayed add scores F*0x1000 + the id counter's low 12 "
+       f"bits, as before {_BAND_BUMP}",
        [("local score, fireAt = getDelayedScore(delayedKey, timestamp, tonumber(delay))\n",
          "local score, fireAt = getDelayedScore(delayedKey, timestamp, tonumber(delay))\n"
          'score = fireAt * 0x1000 + tonumber(rcall("GET", KEYS[3])) % 0x1000\n')],
@@ -200,7 +203,8 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
          "tonumber(delay))\n  score = delayedTimestamp * 0x1000 + "
          "tonumber(rcall(\"GET\", KEYS[3])) % 0x1000\n"
          "  rcall(\"ZADD\", delayedKey, score, jobId)\n")]),
-    _m("pause-renames-wait", "pause renames wait to paused, as before 6.0.0",
+    _m("pause-renames-wait", f"pause renames wait to paused, as before "
+       f"{versions.text(versions.NO_PAUSED_LIST)}",
        [('  rcall("HSET", metaKey, "paused", 1)\n',
          '  if rcall("EXISTS", sourceKey) == 1 then rcall("RENAME", sourceKey, targetKey) end\n'
          '  rcall("HSET", metaKey, "paused", 1)\n')],

@@ -31,16 +31,18 @@ from typing import Literal
 
 import redis
 
+from conformance.candidates.clients.package import installed_scripts
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.candidates.scripts.includes import resolve, resolve_with_files
 from conformance.checks.mutant_catalog import CATALOG, Mutant, Replacement
 from conformance.core.errors import Exit, HarnessError, UsageError
 from conformance.core.outcomes import Outcome
+from conformance.core.pins import PINNED_VERSION
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir, vectors_dir
 from conformance.run.batch import BATCH_SIZE, run_vectors
 from conformance.run.serial import run_vector
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo, client_for, provision
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
@@ -85,12 +87,11 @@ def resolve_scripts(spec: str) -> Path:
     if spec == "reference":
         return lua_dir()
     if spec == "official":
-        try:
-            import bullmq
-        except ImportError:
+        folder = installed_scripts()
+        if folder is None:
             raise UsageError("--scripts official: the bullmq package is not installed "
-                             "(pip install -e '.[dev]' or pip install bullmq==3.4.4)") from None
-        return Path(bullmq.__file__).parent / "commands"
+                             f"(pip install -e '.[dev]' or pip install bullmq=={PINNED_VERSION})")
+        return folder
     path = Path(spec)
     if not path.is_dir() or not any(path.glob("*.lua")):
         raise UsageError(f"--scripts {spec}: not a directory of *.lua scripts")
@@ -262,7 +263,8 @@ class MutationRun:
 
     def _passes_unmutated(self, vector: Vector) -> bool:
         if vector.id not in self._baseline_ok:
-            verdict = run_vector(vector, self._baseline, self.client, self.profile, self.names)
+            verdict = run_vector(vector, self._baseline, self.client, self.profile, self.names,
+                                 protocol=versions.CURRENT)
             self._baseline_ok[vector.id] = not verdict.outcome.failing
             if not self._baseline_ok[vector.id]:
                 self.excluded.append(vector.id)
@@ -282,7 +284,7 @@ class MutationRun:
             ).values() if self._baseline_ok.get(v.id) is not False]
             for batch in batches(order):
                 verdicts = run_vectors(batch, candidate, self.client, self.profile, self.names,
-                                       self.server)
+                                       self.server, protocol=versions.CURRENT)
                 killer = next((verdict.vector for verdict in verdicts if verdict.outcome.failing
                                and self._passes_unmutated(verdict.vector)), None)
                 if killer is not None:
@@ -312,7 +314,7 @@ class MutationRun:
         named: list[Vector] = []
         unexplained = 0
         for verdict in run_vectors(tried, candidate, self.client, self.profile, self.names,
-                                   self.server):
+                                   self.server, protocol=versions.CURRENT):
             current = verdict.vector
             if verdict.outcome is Outcome.PASSED:
                 continue
@@ -329,7 +331,7 @@ class MutationRun:
 
     def _explains(self, variant: Vector, candidate: ScriptsCandidate, wrong: set[str]) -> bool:
         old = run_vector(replace(variant, span=versions.ALWAYS), candidate, self.client,
-                         self.profile, self.names)
+                         self.profile, self.names, protocol=versions.CURRENT)
         return old.outcome is Outcome.PASSED or (
             old.outcome is Outcome.FAILED and not wrong & differing_keys(old.diff))
 

@@ -25,7 +25,7 @@ from conformance.candidates.adapter.command import (
 )
 from conformance.core.errors import CandidateError, Exit, UsageError
 from conformance.core.queues import QueueRef, one_off
-from conformance.run.session import profile_for
+from conformance.run.spec import profile_for
 from conformance.state import snapshot
 from reference_impl import versions
 from reference_impl.keys import KeyProfile

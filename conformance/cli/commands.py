@@ -3,7 +3,8 @@ in `conformance.core.options`) and its handler, set on the parser with `set_defa
 
 A handler is named `module:function` and imported only when its command runs, so `--help` and
 a run import only what they use. Every handler takes the parsed arguments and returns an exit
-code (`conformance.core.errors.Exit`). The few handlers too small for a module of their own are here.
+code (`conformance.core.errors.Exit`). The few handlers too small for a module of their own
+are here.
 """
 
 from __future__ import annotations
@@ -15,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
+from conformance.core import candidate_forms
 from conformance.core import options as o
 from conformance.core.errors import Exit, UsageError
 from conformance.core.options import Option
+from conformance.core.pins import PINNED_VERSION
+from reference_impl import versions
 
-VERSION = (f"bullmq-conformance {reference_impl.__version__} (protocols of npm bullmq 5.0.0 up to "
-           "7.0.0, judged against 6.7.0 by default; PyPI bullmq 2.0.0 to 3.4.4 checked)")
+VERSION = (f"bullmq-conformance {reference_impl.__version__} (protocols of npm bullmq "
+           f"{versions.text(versions.EARLIEST)} up to {versions.text(versions.BEYOND)}, judged "
+           f"against {versions.text(versions.CURRENT)} by default; PyPI bullmq 2.0.0 to "
+           f"{PINNED_VERSION} checked)")
 DESCRIPTION = """Run the BullMQ protocol vectors against a port, regenerate or check them, and
 the suite's own checks.
 
@@ -67,12 +73,12 @@ COMMANDS = (
             "npm bullmq versions whose vectors all pass, with the vectors that tell it from "
             "the ranges beside it. When none fits, name the closest range and the vectors "
             "that still fail there: the port's bugs. A scripts directory of BullMQ 4.x is "
-            "older than the earliest supported protocol (5.0.0). Exit 0 when a range fits, 1 "
-            "when none does."),
+            f"older than the earliest supported protocol ({versions.text(versions.EARLIEST)}). "
+            "Exit 0 when a range fits, 1 when none does."),
     Command("diff", "apply the same ops to two candidates and print the first state difference",
             "conformance.checks.diff:main", (
                 o.CANDIDATE.but(action="append", required=True, default=None,
-                                help=f"give exactly twice: {o.CANDIDATE_SPECS}"),
+                                help=f"give exactly twice: {candidate_forms.USAGE}"),
                 o.PROFILE, o.PROTOCOL.but(help="run the vectors that hold at this npm bullmq "
                                           "version, in its calling convention"),
                 o.REDIS, o.VECTORS,

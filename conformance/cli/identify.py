@@ -1,8 +1,8 @@
 """`bullmq-conformance identify`: name the BullMQ protocol range a candidate speaks.
 
 It is a `run` at every range (`--protocol every`, no `properties` area) whose JSON report is
-read back by `conformance.reports.identify`. A scripts directory of BullMQ 4.x is older than supported
-without running anything.
+read back by `conformance.reports.identify`. A scripts directory of BullMQ 4.x is older than
+supported without running anything.
 """
 
 from __future__ import annotations
@@ -74,15 +74,17 @@ def main(args: argparse.Namespace) -> int:
     """Identify; print the result as text or JSON; 0 when a range fits, 1 when none does or the
     candidate is older than supported, else the run's own code (2, 3, 4, 128 + n)."""
     from conformance.candidates.scripts.candidate import pre_5_files
+    from conformance.candidates.spec import CandidateSpec
     from conformance.cli.run import run_with
-    from conformance.core import options
+    from conformance.core import candidate_forms, options
     from conformance.core.signals import active
     from conformance.reports.json_report import load_report
     from conformance.vectors import iter_vectors, load_dir
 
     options.output_file("--report-json", args.report_json)  # before anything runs
-    if args.candidate.startswith("scripts:"):
-        old = pre_5_files(Path(args.candidate.removeprefix("scripts:")).expanduser())
+    spec = CandidateSpec.parse(args.candidate)
+    if spec.form == candidate_forms.SCRIPTS:
+        old = pre_5_files(spec.path)
         if old:
             found = identify.Identification(
                 args.candidate, None, None, True,

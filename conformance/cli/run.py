@@ -75,12 +75,12 @@ class _Workers:
 def _check(args: argparse.Namespace) -> Path:
     """Validate everything that can be checked before Redis starts; return the vector dir."""
     from conformance.core.resources import cache_dir
-    from conformance.run.session import Run, RunOptions
+    from conformance.run.session import Run
+    from conformance.run.spec import RunOptions
     from conformance.vectors import vector_files
 
     # The candidate and Redis specs, the profile and prefix, and what cannot run on a cluster.
-    Run(RunOptions(args.candidate, args.profile, args.redis, args.adapter_timeout, args.prefix,
-                   args.protocol))
+    Run(RunOptions.of(lambda option: getattr(args, option.name)))
     options.required_ops(args.require_ops)  # an op name that is no op
     if args.expect:
         from conformance.vectors.expectations import load

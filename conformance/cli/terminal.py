@@ -22,11 +22,10 @@ from typing import Any, TextIO
 
 import pytest
 
-from conformance.core.outcomes import Counted, Coverage, Outcome, SkipKind
+from conformance.core.outcomes import Counted, Coverage, Outcome
 from conformance.plugin.hooks import RUN_KEY, outcome_of
-from conformance.plugin.items import skip_of
+from conformance.plugin.items import reported_skip, skip_of
 from conformance.reports.json_report import coverage_text, skipped_ops_text
-from conformance.run.serial import skip_group
 
 _MARK = {Outcome.PASSED: ".", Outcome.FAILED: "F", Outcome.ERRORED: "E",
          Outcome.SKIPPED: "s", Outcome.XFAILED: "x"}
@@ -113,11 +112,8 @@ class RunReporter:
         kind, ops = skip_of(report.user_properties)
         self.results.append((outcome, kind, ops))
         if outcome is Outcome.SKIPPED:
-            kind = kind or SkipKind.CANDIDATE
-            protocol = dict(report.user_properties).get("protocol")
-            group = skip_group(kind, _skip_reason(report),
-                               None if protocol is None else str(protocol))
-            (self.by_candidate if kind.applicable else self.not_applicable)[group] += 1
+            skip = reported_skip(report)
+            (self.by_candidate if skip.kind.applicable else self.not_applicable)[skip.group] += 1
         elif outcome.failing:
             self.details.append((outcome, report.longreprtext.strip()))
         if self.verbosity <= SILENT:
@@ -207,11 +203,3 @@ def _group(nodeid: str) -> str:
     """The progress line a result belongs to: its vector file, or `properties`."""
     head = nodeid.split("::", 1)[0]
     return head or "properties"  # the properties items hang off the session: `::name`
-
-
-def _skip_reason(report: Any) -> str:
-    """The reason a result was skipped, without pytest's `Skipped: ` and location."""
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return str(longrepr)

@@ -7,6 +7,7 @@
     │   ├── UsageError              bad command-line input                     exit 2
     │   ├── VectorError             a vector file is unreadable or invalid     exit 2
     │   ├── InfrastructureError     Redis could not be started or reached      exit 3
+    │   │   └── RedisNotStarted     a run used before its Redis was started    exit 3
     │   ├── CandidateError          the candidate crashed or broke protocol    errored
     │   └── CandidateUnusable       the candidate cannot be started at all     exit 4
     ├── CandidateSkipped            the candidate does not support an op        skipped
@@ -51,6 +52,14 @@ class VectorError(HarnessError):
 
 class InfrastructureError(HarnessError):
     """Redis could not be started, reached, or died during the run."""
+
+
+class RedisNotStarted(InfrastructureError):
+    """A run was asked for its Redis before one was started or attached: it stops (exit 3),
+    whichever item asked."""
+
+    def __init__(self) -> None:
+        super().__init__("Redis was not started")
 
 
 class CandidateError(HarnessError):

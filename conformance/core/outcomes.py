@@ -61,6 +61,53 @@ _SKIP_LABELS = {SkipKind.RANGE: "other protocol ranges", SkipKind.PROFILE: "othe
 
 
 @dataclass(frozen=True)
+class Skip:
+    """Why a result was skipped, as data: its kind, the line that says why, and the ops the
+    candidate skipped in it. Made where the skip is decided, carried on the verdict and in
+    the result's report as it is (the kind and ops as user properties, the reason as pytest's
+    skip reason); the terminal and the reports render it, never reading its words back.
+
+    The wordings that are the suite's own are made here (`other_range`, `unsupported`,
+    `expected`), beside the line a summary counts them under (`group`).
+    """
+
+    kind: SkipKind
+    #: The line that says why: pytest's skip reason, a vector's message in the JSON report.
+    reason: str
+    #: The ops the candidate does not support, when it skipped for them (CANDIDATE).
+    ops: tuple[str, ...] = ()
+    #: The protocol judged (`6.7.0`), where the result has one: a RANGE skip is counted under
+    #: it with every other range's (`group`).
+    protocol: str | None = None
+
+    @classmethod
+    def other_range(cls, span: str, protocol: str) -> Skip:
+        """A vector whose range (`span`) does not hold the protocol judged."""
+        return cls(SkipKind.RANGE,
+                   f"holds for bullmq {span}, not the protocol judged ({protocol})",
+                   protocol=protocol)
+
+    @classmethod
+    def unsupported(cls, ops: Sequence[str], why: str | None = None) -> Skip:
+        """The candidate does not support `ops` (none named: any op), for `why` if it says."""
+        text = f"candidate does not support {', '.join(ops) or 'any op'}"
+        return cls(SkipKind.CANDIDATE, text if why is None else f"{text}: {why}", tuple(ops))
+
+    @classmethod
+    def expected(cls, entry: str) -> Skip:
+        """Listed as skip in the candidate's expectations file (`entry` describes the line)."""
+        return cls(SkipKind.EXPECTED, f"expected skip: {entry}")
+
+    @property
+    def group(self) -> str:
+        """The line the skip is counted under in a summary: every vector of another protocol
+        range together (with the protocol judged), any other skip by its reason."""
+        if self.kind is SkipKind.RANGE and self.protocol is not None:
+            return f"holds for another protocol range, not the protocol judged ({self.protocol})"
+        return self.reason
+
+
+@dataclass(frozen=True)
 class Tally:
     """How many results (of an area, or of a whole run) have each outcome."""
 

@@ -24,6 +24,7 @@ from conformance.core.errors import (
     Exit,
     HarnessError,
     InfrastructureError,
+    RedisNotStarted,
     Stopped,
     UsageError,
     VectorError,
@@ -42,7 +43,8 @@ from conformance.plugin.items import (
     skip_of,
 )
 from conformance.reports.json_report import coverage_of, report_document, write_report
-from conformance.run.session import Run, RunOptions, foreign_warnings
+from conformance.run.session import Run, foreign_warnings
+from conformance.run.spec import RunOptions
 from conformance.servers import ServerInfo
 from conformance.servers.common import TOO_MANY_CLIENTS, client_limit, too_many_clients
 from conformance.vectors import IdIndex, expectations, load_file, looks_like_vector_file
@@ -59,7 +61,7 @@ _STOP_PROPERTY = "bmq_stop"
 _YAML = (".yaml", ".yml")
 
 if TYPE_CHECKING:
-    from conformance.properties.ahead import Ahead
+    from conformance.properties.children import PropertiesChildren
 
 
 def vector_dirs(config: pytest.Config) -> list[Path]:
@@ -86,11 +88,7 @@ def activate(config: pytest.Config) -> None:
     what pytest collects, and register the run's hooks. Bad options are a pytest usage error
     (one line)."""
     try:
-        run = Run(RunOptions(config.getoption("bmq_candidate"), config.getoption("bmq_profile"),
-                             config.getoption("bmq_redis"),
-                             config.getoption("bmq_adapter_timeout"),
-                             config.getoption("bmq_prefix"),
-                             config.getoption("bmq_protocol")))
+        run = Run(RunOptions.of(lambda option: config.getoption(option.plugin_name)))
         expect_path = config.getoption("bmq_expect")
         expected = expectations.load(Path(expect_path)) if expect_path else None
         dirs = vector_dirs(config)
@@ -178,8 +176,8 @@ class ConformanceRun:
         # xdist workers take the controller's seed, so the header's seed is the one that ran.
         drawn = worker.get(_SEED_KEY, secrets.randbelow(2**31))
         self.seed: int = seed if seed is not None else drawn
-        #: The properties items' child process, when they run ahead of the vectors.
-        self.ahead: Ahead | None = None
+        #: The properties items' child processes, when they run beside the vectors.
+        self.properties_children: PropertiesChildren | None = None
         #: This xdist worker could not attach to the controller's server (see
         #: pytest_runtest_setup); a stop handed down by the controller is not its own.
         self._worker_stopped = False
@@ -271,8 +269,7 @@ class ConformanceRun:
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand each worker the controller's server and run id (or its failure)."""
         if self.stopped is not None or self.run.server is None:
-            stop = self.stopped or Stopped(Exit.INFRA, "infrastructure error: Redis was not "
-                                                       "started")
+            stop = self.stopped or Stopped.of(RedisNotStarted())
             node.workerinput[_INFRA_KEY] = [int(stop.code), stop.message]
             return
         node.workerinput[_SERVER_KEY] = asdict(self.run.server)
@@ -428,15 +425,15 @@ class ConformanceRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
-        """Start the properties items ahead, in a child process, where the run allows it
-        (`conformance.properties.ahead`)."""
+        """Start the properties items in child processes, where the run allows it
+        (`conformance.properties.children`)."""
         xdist = hasattr(self.config, "workerinput") or _is_xdist_controller(self.config)
         shards = [(item.name, item.examples, item.seed) for item in session.items
                   if isinstance(item, PropertiesItem)]
         if shards and self.stopped is None and not xdist and not self.config.option.collectonly:
-            from conformance.properties import ahead as properties_ahead
+            from conformance.properties import children
 
-            self.ahead = properties_ahead.start(self.run, shards)
+            self.properties_children = children.start(self.run, shards)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
@@ -452,8 +449,8 @@ class ConformanceRun:
             junit = self.config.getoption("xmlpath")
             self._unwritten(session, Stopped.unwritten("the JUnit XML report", junit, exc))
         finally:
-            if self.ahead is not None:
-                self.ahead.stop()
+            if self.properties_children is not None:
+                self.properties_children.stop()
             self.run.close()
             self._signals.close()
 
@@ -468,9 +465,9 @@ class ConformanceRun:
 
     def _finish(self, session: pytest.Session) -> None:
         """Stop the properties child, set the exit status, write the JSON report."""
-        if self.ahead is not None:
-            self.ahead.stop()
-            self.ahead = None
+        if self.properties_children is not None:
+            self.properties_children.stop()
+            self.properties_children = None
         if self.stopped is not None:
             session.exitstatus = int(self.stopped.code)
         elif not hasattr(self.config, "workerinput") and (gate := self.gate()) is not None:

@@ -18,26 +18,26 @@ from conformance.core.errors import (
     InfrastructureError,
     NonConformance,
 )
-from conformance.core.outcomes import Outcome, SkipKind
+from conformance.core.outcomes import Outcome, Skip, SkipKind
 from conformance.run.batch import BATCH_SIZE
-from conformance.run.serial import REDIS_DOWN, Verdict
 from conformance.run.session import Run
+from conformance.run.verdict import REDIS_DOWN, Verdict
 from conformance.servers import health
 from conformance.vectors import Vector, expectations
 from reference_impl import versions
 from reference_impl.versions import Range, Version
 
 if TYPE_CHECKING:
-    from conformance.properties.ahead import Ahead
     from conformance.properties.check import PropertyResult
+    from conformance.properties.children import PropertiesChildren
 
 class RunState(Protocol):
     """What the items use of the active run (`conformance.plugin.hooks.ConformanceRun`)."""
 
     run: Run
     expected: expectations.Expectations | None
-    #: The child checking the properties items ahead, if any (`conformance.properties.ahead`).
-    ahead: Ahead | None
+    #: The children checking the properties items, if any (`conformance.properties.children`).
+    properties_children: PropertiesChildren | None
 
     def abort(self, item: pytest.Item, exc: InfrastructureError | CandidateUnusable) -> NoReturn:
         """Stop the run after `item` (which gets no verdict): exit 3 for Redis, 4 for a
@@ -68,12 +68,29 @@ def skip_of(properties: list[tuple[str, object]]) -> tuple[SkipKind | None, tupl
             tuple(str(op) for op in cast(list[object], ops)))
 
 
-def _skip(item: pytest.Item, kind: SkipKind, reason: str, ops: tuple[str, ...] = ()) -> NoReturn:
-    """Skip `item` for `reason`, recording its kind (and the ops the candidate skipped)."""
-    item.user_properties.append((SKIP_PROPERTY, kind.value))
-    if ops:
-        item.user_properties.append((SKIPPED_OPS_PROPERTY, list(ops)))
-    pytest.skip(reason)
+def reported_skip(report: pytest.TestReport) -> Skip:
+    """The Skip of a skipped result, as `_skip` recorded it in its report: the kind and ops
+    from the user properties (a skip of no kind is the candidate's: see `Coverage`), the
+    reason as pytest carries it (the longrepr `(file, line, "Skipped: <reason>")`), and the
+    protocol judged, a vector's user property."""
+    kind, ops = skip_of(report.user_properties)
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2]).removeprefix("Skipped: ")
+    else:
+        reason = str(longrepr)
+    protocol = dict(report.user_properties).get("protocol")
+    return Skip(kind or SkipKind.CANDIDATE, reason, ops,
+                None if protocol is None else str(protocol))
+
+
+def _skip(item: pytest.Item, skip: Skip) -> NoReturn:
+    """Skip `item` for `skip`: its kind (and the ops the candidate skipped) recorded as user
+    properties, its reason as pytest's."""
+    item.user_properties.append((SKIP_PROPERTY, skip.kind.value))
+    if skip.ops:
+        item.user_properties.append((SKIPPED_OPS_PROPERTY, list(skip.ops)))
+    pytest.skip(skip.reason)
 
 
 class _ConformanceItem(pytest.Item):
@@ -87,7 +104,7 @@ class _ConformanceItem(pytest.Item):
         self.expectation = state.expected.match(item_id) if state.expected else None
         if self.expectation is not None and self.expectation.outcome == "skip":
             self.user_properties.append(("message", self.expectation.describe()))
-            _skip(self, SkipKind.EXPECTED, f"expected skip: {self.expectation.describe()}")
+            _skip(self, Skip.expected(self.expectation.describe()))
 
     def _expected_to_fail(self) -> bool:
         return self.expectation is not None and self.expectation.outcome == "fail"
@@ -158,14 +175,14 @@ class PropertiesItem(_ConformanceItem):
         plugin = self.config.stash[PLUGIN_KEY]
         self._expect(plugin, self.name)
         run = plugin.run
-        if run.server is None:
-            raise HarnessError("Redis was not started")
         try:
-            ahead = plugin.ahead.take(self.name) if plugin.ahead is not None else None
-            self.result = ahead or check_candidate(
-                run.candidate, run.server.url, run.profile, self.examples, self.seed,
-                start_candidate=False, names=run.names, cluster=run.server.cluster,
-                protocol=run.protocol or versions.CURRENT, owned=run.server.private,
+            server = run.started_server()
+            children = plugin.properties_children
+            taken = children.take(self.name) if children is not None else None
+            self.result = taken or check_candidate(
+                run.candidate, server.url, run.profile, self.examples, self.seed,
+                start_candidate=False, names=run.names, cluster=server.cluster,
+                protocol=run.properties_protocol, private=server.private,
                 finder=run.tracker)
         except REDIS_DOWN as exc:
             plugin.abort(self, InfrastructureError(health.connection_lost(exc)))
@@ -183,9 +200,7 @@ class PropertiesItem(_ConformanceItem):
             raise CandidateError(f"{result.errored} ({summary})")
         if result.passed and not result.ops_applied:
             # Agreeing with the model after every op is no verdict when no op was applied.
-            ops = ", ".join(result.skipped_ops) or "any op"
-            _skip(self, SkipKind.CANDIDATE, f"candidate does not support {ops}: it applied "
-                  f"no op in {summary}", result.skipped_ops)
+            _skip(self, Skip.unsupported(result.skipped_ops, f"it applied no op in {summary}"))
         if result.skipped_ops:  # judged on the rest: the ops left out are still named
             self.user_properties.append((SKIPPED_OPS_PROPERTY, list(result.skipped_ops)))
 
@@ -232,7 +247,7 @@ class VectorItem(_ConformanceItem):
         plugin = self.config.stash[PLUGIN_KEY]
         self._expect(plugin, self.vector.id)
         try:
-            verdict = plugin.run.run(self.vector, self.protocol, lambda: self._ahead(plugin))
+            verdict = plugin.run.run(self.vector, self.protocol, lambda: self._upcoming(plugin))
         except (InfrastructureError, CandidateUnusable) as exc:
             plugin.abort(self, exc)
         self.verdict = verdict
@@ -240,29 +255,29 @@ class VectorItem(_ConformanceItem):
         if verdict.foreign_writes:
             self.user_properties.append((FOREIGN_PROPERTY, list(verdict.foreign_writes)))
         if verdict.outcome is Outcome.SKIPPED:
-            _skip(self, verdict.skip or SkipKind.CANDIDATE, verdict.message, verdict.skipped_ops)
+            _skip(self, verdict.skip or Skip(SkipKind.CANDIDATE, verdict.message))
         if verdict.outcome.failing:
             self._settle(verdict.outcome)
         if verdict.outcome is Outcome.ERRORED:
             raise HarnessError(verdict.message)
 
-    def _ahead(self, state: RunState) -> list[tuple[Vector, Version]]:
+    def _upcoming(self, state: RunState) -> list[tuple[Vector, Version]]:
         """The vectors of the items due after this one, up to two batches, that will run here:
         none under xdist (its scheduler picks a worker's next items), none listed as expected
         skips (never run: one may hang the candidate)."""
         if hasattr(self.config, "workerinput"):
             return []
         items = self.session.items
-        ahead: list[tuple[Vector, Version]] = []
+        upcoming: list[tuple[Vector, Version]] = []
         for item in items[items.index(self) + 1:]:
-            if len(ahead) >= 2 * BATCH_SIZE:
+            if len(upcoming) >= 2 * BATCH_SIZE:
                 break
             if not isinstance(item, VectorItem):
                 continue
             expected = state.expected.match(item.vector.id) if state.expected else None
             if expected is None or expected.outcome != "skip":
-                ahead.append((item.vector, item.protocol))
-        return ahead
+                upcoming.append((item.vector, item.protocol))
+        return upcoming
 
     def runtest(self) -> None:
         """Fail when the Redis state differs, or when an expected failure passes."""

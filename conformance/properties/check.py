@@ -57,8 +57,9 @@ from conformance.core.queues import QueueNames, QueueRef
 from conformance.core.resources import cache_dir
 from conformance.properties.queue_rules import MISSING_ID, QueueRules
 from conformance.properties.worker_rules import WorkerRules
-from conformance.run.serial import REDIS_DOWN, drop_connections, foreign_lines
-from conformance.run.session import profile_for
+from conformance.run.serial import drop_connections
+from conformance.run.spec import profile_for
+from conformance.run.verdict import REDIS_DOWN, foreign_lines
 from conformance.servers import client_for_url, health
 from conformance.state import compare, snapshot
 from conformance.state.keytracker import KeysFlushed, KeyTracker, TrackingRefused
@@ -131,7 +132,7 @@ class _Context:
     queue_names: QueueNames
     profile: KeyProfile
     seed: int
-    protocol: Version = versions.CURRENT
+    protocol: Version
     runs: int = 0
     applied: int = 0
     skipped: set[str] = field(default_factory=set)
@@ -140,9 +141,9 @@ class _Context:
     #: The candidate could not start: every later op fails the same way, at once.
     unusable: CandidateUnusable | None = None
     #: A single server the suite started: snapshots may scan inside their read script.
-    owned: bool = False
+    private: bool = False
     #: Lists a queue's keys on a server holding keys not ours (the run's key tracker), so that
-    #: a snapshot never scans a crowded keyspace; None: SCAN (inside the read when `owned`).
+    #: a snapshot never scans a crowded keyspace; None: SCAN (inside the read when `private`).
     finder: snapshot.KeyFinder | None = None
     #: The first Redis fault met inside the state machine: the whole check is then the
     #: server's (or the link's) business, never a verdict on the candidate.
@@ -157,7 +158,7 @@ class _Context:
 
 
 def vector_for(ops: list[Op], vector_id: str, description: str,
-               protocol: Version = versions.CURRENT) -> dict[str, Any]:
+               protocol: Version) -> dict[str, Any]:
     """A complete vector for `ops` from an empty queue, its expectation computed by the model
     at `protocol`; its range is the span of versions around it that the model treats alike."""
     era = versions.era_of(protocol)
@@ -300,8 +301,8 @@ def differences(ctx: _Context, queue: QueueRef, model: QueueModel, op: Op, expec
                 actual: Any) -> list[str]:
     """Every difference after `op`: its return, then the queue's keys against the model's."""
     lines = compare.compare_returns([expected], [actual], [op_name(op)])
-    snap = snapshot.take(ctx.client, queue, ctx.finder, owned=ctx.owned,
-                         run_prefix=ctx.queue_names.root if ctx.owned else "")
+    snap = snapshot.take(ctx.client, queue, ctx.finder, private=ctx.private,
+                         run_prefix=ctx.queue_names.root if ctx.private else "")
     lines += compare.compare_keys(expected_keys(store_to_form(model.store)), snap.keys)
     lines += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
     lines += foreign_lines(snap)
@@ -433,7 +434,7 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
                     examples: int = 100, seed: int | None = None, *,
                     max_steps: int = DEFAULT_STEPS, start_candidate: bool = True,
                     names: QueueNames | None = None, cluster: bool = False,
-                    protocol: Version = versions.CURRENT, owned: bool = False,
+                    protocol: Version, private: bool = False,
                     finder: snapshot.KeyFinder | None = None) -> PropertyResult:
     """Run `examples` random op sequences against `candidate` and the model.
 
@@ -445,10 +446,10 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
     queue names (a run passes its own, so its final sweep also covers these queues); by default
     they are fresh. `profile` is a profile name or a KeyProfile; `cluster` says that
     `redis_url` is a Redis Cluster node (a cluster client is then used). `protocol` is the
-    version the model and the candidate's calling convention follow. `owned` says the suite
+    version the model and the candidate's calling convention follow. `private` says the suite
     started this server (no one else's keys are there), which lets snapshots scan in a script.
     `finder` lists a queue's keys (a run passes its key tracker); on a server that is not
-    `owned`, one is made here when none is given, so that no snapshot scans the keyspace.
+    `private`, one is made here when none is given, so that no snapshot scans the keyspace.
 
     No fault of the server or the link becomes a verdict: a lost connection or a flush by
     another client runs the check again from the start, once (the server must pass the
@@ -475,7 +476,7 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         if start_candidate:
             candidate.start(url, key_profile)
             stack.callback(candidate.close)
-        if finder is None and not owned and not cluster:
+        if finder is None and not private and not cluster:
             finder = _tracker(url, queue_names, client, probe)
             if isinstance(finder, KeyTracker):
                 stack.callback(finder.close)
@@ -487,7 +488,7 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         unsure = 0
         for tries in (1, 2):
             ctx = _Context(candidate, client, queue_names, key_profile, chosen, protocol,
-                           owned=owned and not cluster, finder=finder)
+                           private=private and not cluster, finder=finder)
             outcome = _attempt(ctx, config)
             unsure += outcome.unsure is not None
             if ctx.infra is None and outcome.failure is None and outcome.unsure is None:
@@ -546,8 +547,10 @@ def main(args: argparse.Namespace) -> int:
     with servers.provision(args.redis) as info:
         print(f"properties: candidate {candidate.name}, profile {args.profile}, "
               f"{args.examples} examples, redis {info.kind} {info.engine} {info.version}")
+        # The subcommand has no --protocol: it judges at the current protocol.
         result = check_candidate(candidate, info.url, args.profile, args.examples, args.seed,
-                                 cluster=info.cluster, owned=info.private)
+                                 cluster=info.cluster, private=info.private,
+                                 protocol=versions.CURRENT)
     print(f"seed {result.seed} (rerun with --seed {result.seed})")
     print(f"{result.examples} examples in {result.seconds:.1f} s "
           f"({result.examples_per_second:.1f} examples/s)")

@@ -1,7 +1,7 @@
 """The queue half's rules of the `properties` state machine: adds of every route with custom ids
 from a small pool, clock steps, moveToActive, promote, changeDelay, changePriority and
-moveToDelayed with the fetch token, mixed into `conformance.properties.check.DifferentialMachine` beside
-the worker half's (`conformance.properties.worker_rules`).
+moveToDelayed with the fetch token, mixed into `conformance.properties.check.DifferentialMachine`
+beside the worker half's (`conformance.properties.worker_rules`).
 
 Each rule drives one op through `_apply` (candidate and model, then compare).
 """

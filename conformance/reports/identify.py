@@ -164,7 +164,8 @@ def identify(candidate: str, judged: list[Judged],
     hint = ""
     if marker_vectors and failed_markers and not passed_markers:
         hint = (f"it writes no marker zset where every 5.x and 6.x release does "
-                f"({len(failed_markers)} vectors): BullMQ before 5.0.0 did not either, nor "
+                f"({len(failed_markers)} vectors): BullMQ before "
+                f"{versions.text(versions.EARLIEST)} did not either, nor "
                 "does a queue that is not BullMQ")
     best = min(all_eras, key=lambda era: (era.misses, -era.passed,
                                            _newest_first(era.span.since)))

@@ -1,8 +1,8 @@
 """What is built from `--report-json` documents: loading and checking them, per-area tallies,
 and the Markdown run summary of `run --summary-md` (fit for a CI job summary).
 
-The document is described by the bundled schemas/report.schema.json; `report_document` in
-conformance.run.session builds it.
+The document is described by the bundled schemas/report.schema.json; `report_document` below
+builds it from a run's verdicts.
 """
 
 from __future__ import annotations

@@ -1,23 +1,36 @@
-"""Pipelined runs of many vectors on a scripts candidate (`reference`, `scripts:DIR`).
+"""The batched driver: many vectors of a scripts candidate (`reference`, `scripts:DIR`) run
+in pipelined batches on a server the suite started (`pipelined`).
 
 Every vector runs in its own queue, and a script call's KEYS and ARGV depend only on its op and
-queue (`ScriptsCandidate.plan`), never on an earlier reply. So a batch of vectors is seeded and
-driven in one pipeline (the scripts Redis lacks loaded first, then every seed, then every op, in
-order), and snapshotted in a few more round trips for all of them (one SCAN of the run's names,
-then TYPE and content); then every key is unlinked at once. Each vector is judged as
-`runner.run_vector` judges it.
+queue (`ScriptsCandidate.plan`), never on an earlier reply. So a batch of up to BATCH_SIZE
+vectors takes two round trips: SCRIPT EXISTS for the scripts it calls, then one pipeline
+(`_one_round_trip`) with our CLIENT ID (when verdicts are held against the server), SCRIPT LOAD
+of the scripts Redis lacks, every vector's seed and ops in order, and last one `READ_KEYS` call
+(`snapshot.read_matching`) that reads and deletes every key of the run, and lists and deletes
+any key outside it. The pipeline is sent without reading its replies (`_InFlight`): Redis runs a
+batch while the one before it is judged (`run_vectors`; `conformance.run.session` sends the
+batch of the items due next through `Batches`).
 
-Whatever the serial path would tell apart from a plain run is left to it: a vector with an
-error reply to any of its commands (a Lua error, NOSCRIPT after a flush, a rejected seed) is
-run again serially on a fresh queue, where the ops after the failing one are never sent; and a
-batch where our side broke (a reply that is not UTF-8, a refused snapshot command) is cleaned up
-and run serially as a whole. So verdicts are the serial path's, in a few round trips per batch.
+The steps the serial driver shares are `conformance.run.verdict`'s: the skips decided before a
+vector runs, the seed's commands, the judgement of a vector whose every op ran (`judged`), and
+a failing verdict held against the server (`held`, with the batch's connection).
+
+Whatever the serial path would tell apart from a plain run is left to it, through the one
+fallback into `conformance.run.serial` (`Batches._serially`, its `run_vector`): a vector whose
+plan fails (a script the candidate lacks) or with an error reply to any of its commands (a Lua
+error, NOSCRIPT after a flush, a rejected seed) runs again on a fresh queue, where the ops after
+the failing one are never sent; and every vector of a batch does when our side broke (a reply
+or a key that is not UTF-8, the read refused) or the read found keys outside every queue of the
+run (alone, each vector tells whose they are), once the batch's keys are deleted (one SCAN, then
+UNLINK). So verdicts are the serial path's, word for word.
 
 A batch's replies are read with the candidate's per-call limit (`ScriptsCandidate.limited`): a
-reply that does not come by then is a script of the batch still running. It is killed with
-SCRIPT KILL, the batch's connection is closed and, once the commands Redis had already read
-from it are done, killed with CLIENT KILL, so that nothing more of the batch runs; its keys are
-deleted, and its vectors run again one by one, where only the runaway one errors.
+reply that does not come by then is a script of the batch still running (redis-py closes the
+connection). It is killed with SCRIPT KILL and the batch's connection with CLIENT KILL, turn by
+turn while another call of the batch runs away in its place, so that nothing more of the batch
+runs; its keys are deleted, and its vectors run again one by one, where only the runaway one
+errors. A script that has written cannot be killed: the suite shuts its server down, and the
+run stops.
 """
 
 from __future__ import annotations
@@ -43,12 +56,12 @@ from conformance.candidates.scripts.call import (
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.core.errors import CandidateError, InfrastructureError
 from conformance.core.queues import QueueNames, QueueRef
-from conformance.run.serial import (
+from conformance.run.serial import run_vector  # the one fallback (see the docstring)
+from conformance.run.verdict import (
     REDIS_DOWN,
     Verdict,
     held,
     judged,
-    run_vector,
     seed_commands,
     skip_verdict,
     stop_unkillable,
@@ -56,7 +69,6 @@ from conformance.run.serial import (
 from conformance.servers import ServerInfo, health
 from conformance.state import snapshot
 from conformance.vectors import Vector
-from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.versions import Version
 
@@ -90,14 +102,15 @@ class _Planned:
 
 def run_vectors(vectors: Sequence[Vector], candidate: Candidate, client: redis.Redis,
                 profile: KeyProfile, names: QueueNames, server: ServerInfo | None = None,
-                since: health.Identity | None = None, protocol: Version = versions.CURRENT,
+                since: health.Identity | None = None, *, protocol: Version,
                 batch_size: int = BATCH_SIZE) -> list[Verdict]:
-    """The verdicts of `vectors`, in order, as `run_vector` gives them one by one: in batches
-    when `pipelined(candidate, server)` (each batch sent before the one ahead of it is judged),
-    else serially. Redis outages raise InfrastructureError."""
+    """The verdicts of `vectors`, in order, as the serial driver gives them one by one: in
+    batches when `pipelined(candidate, server)` (each batch sent before the one ahead of it is
+    judged), else by `conformance.run.serial.run_vector`. Redis outages raise
+    InfrastructureError."""
     if not isinstance(candidate, ScriptsCandidate) or not pipelined(candidate, server):
-        return [run_vector(v, candidate, client, profile, names, server, since, protocol)
-                for v in vectors]
+        return [run_vector(v, candidate, client, profile, names, server, since,
+                           protocol=protocol) for v in vectors]
     chunks = [vectors[start:start + batch_size] for start in range(0, len(vectors), batch_size)]
     verdicts: list[Verdict] = []
     with contextlib.closing(Batches(candidate, client, profile, names, server, since)) as runs:
@@ -270,10 +283,14 @@ class Batches:
         if serial:
             self.settle()
         for index in sorted(serial):
-            done[index] = run_vector(ticket.vectors[index], self.candidate, self.client,
-                                     self.profile, self.names, self.server, self.since,
-                                     ticket.protocol)
+            done[index] = self._serially(ticket.vectors[index], ticket.protocol)
         return [done[index] for index in range(len(ticket.vectors))]
+
+    def _serially(self, vector: Vector, protocol: Version) -> Verdict:
+        """The fallback: `vector` run by the serial driver (`conformance.run.serial`), on a
+        fresh queue, for the words of what the batch could only see went wrong."""
+        return run_vector(vector, self.candidate, self.client, self.profile, self.names,
+                          self.server, self.since, protocol=protocol)
 
     def close(self) -> None:
         """Cut short a round trip still in flight (not asked for: the run stops, and it may

@@ -20,54 +20,32 @@ from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.core import signals
-from conformance.core.errors import HarnessError, InfrastructureError, UsageError
-from conformance.core.options import ADAPTER_TIMEOUT_S, CURRENT_PROTOCOL, EVERY_PROTOCOL
+from conformance.core.errors import (
+    HarnessError,
+    InfrastructureError,
+    RedisNotStarted,
+    UsageError,
+)
 from conformance.core.outcomes import Outcome
 from conformance.core.queues import QueueNames, glob_escape
 from conformance.run import batch
-from conformance.run.serial import Verdict, run_vector
+from conformance.run.serial import run_vector
+from conformance.run.spec import RunOptions, profile_for
+from conformance.run.verdict import Verdict
 from conformance.servers import capabilities, health
 from conformance.state.keytracker import KeysFlushed, KeyTracker, TrackingRefused
 from conformance.vectors import Vector
 from reference_impl import versions
-from reference_impl.keys import PROFILES, KeyProfile, custom_profile
+from reference_impl.keys import KeyProfile
 from reference_impl.versions import Version
 
 SUITE_VERSION = reference_impl.__version__
-#: The vectors due after one (each with the protocol it is judged at), or what gives them.
-Ahead = Sequence[tuple[Vector, Version]] | Callable[[], Sequence[tuple[Vector, Version]]]
+#: The vectors due after this one, in order, or a function giving them (called only when a
+#: batch is to be sent).
+Upcoming = Sequence[tuple[Vector, Version]] | Callable[[], Sequence[tuple[Vector, Version]]]
 _SWEEP_BATCH = 1000
 #: Seconds the final sweep waits for a server after a signal (the 1 s promise of a stop).
 _INTERRUPTED_TIMEOUT_S = 0.25
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What to run against what."""
-
-    candidate: str = "reference"
-    profile: str = "bullmq"
-    redis: str = "auto"
-    adapter_timeout: float = ADAPTER_TIMEOUT_S
-    prefix: str | None = None
-    #: The version judged against (`--protocol`), or "every" for `identify`.
-    protocol: str = CURRENT_PROTOCOL
-
-    @property
-    def judged(self) -> Version | None:
-        """The protocol version, or None when every vector is judged at its own range."""
-        return protocol_version(self.protocol)
-
-
-def protocol_version(raw: str) -> Version | None:
-    """`--protocol`'s value as a version (None for "every"); UsageError listing the ranges."""
-    if raw == EVERY_PROTOCOL:
-        return None
-    try:
-        return versions.check_supported(raw)
-    except ValueError as exc:
-        spans = ", ".join(str(span) for span in versions.supported_ranges())
-        raise UsageError(f"--protocol: {exc}; the supported ranges are {spans}") from None
 
 
 def foreign_warnings(seen: Counter[str]) -> list[str]:
@@ -82,21 +60,6 @@ def foreign_warnings(seen: Counter[str]) -> list[str]:
             f"vectors ran, by the candidate or by another client: {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "; a port must write only under its queue's prefix"]
-
-
-def profile_for(name: str, prefix: str | None = None) -> KeyProfile:
-    """The key profile named on the command line, with BullMQ's `prefix` option if given."""
-    try:
-        profile = PROFILES[name]
-    except KeyError:
-        raise UsageError(f"unknown profile {name!r}; expected one of: "
-                         f"{', '.join(PROFILES)}") from None
-    if prefix is None:
-        return profile
-    try:
-        return custom_profile(prefix, profile.hash_tag)
-    except ValueError as exc:
-        raise UsageError(f"--prefix: {exc}") from None
 
 
 def check_cluster(candidate: Candidate, profile: KeyProfile) -> None:
@@ -124,8 +87,8 @@ class Run:
     names: QueueNames = field(default_factory=QueueNames)
     identity: health.Identity | None = None
     #: Verdicts of a batch, kept for their vectors' own `run` (by vector identity, protocol).
-    _ahead: dict[tuple[int, Version], Verdict] = field(default_factory=dict)
-    #: Finds each vector's keys on a `url:` server; None: by SCAN (see `conformance.state.keytracker`).
+    _judged_early: dict[tuple[int, Version], Verdict] = field(default_factory=dict)
+    #: Finds each vector's keys on a `url:` server; None: by SCAN (`conformance.state.keytracker`).
     tracker: KeyTracker | None = None
     #: Why keys are found by SCAN on a `url:` server, when tracking was refused.
     scan_reason: str | None = None
@@ -204,12 +167,24 @@ class Run:
             raise
         self.tracker = tracker
 
+    @property
+    def properties_protocol(self) -> Version:
+        """The version the `properties` area checks against: the one judged, or the current
+        one when every vector is judged at its own ranges (`identify`)."""
+        return self.protocol or versions.CURRENT
+
+    def started_server(self) -> servers.ServerInfo:
+        """The server the run provisioned or attached. RedisNotStarted before there is one:
+        the one error of that fault, wherever it is met (the run stops, exit 3)."""
+        if self.server is None or self.client is None:
+            raise RedisNotStarted
+        return self.server
+
     def start_candidate(self) -> None:
         """Start the candidate on the attached server."""
-        if self.server is None:
-            raise InfrastructureError("Redis was not started")
+        server = self.started_server()
         try:
-            self.candidate.start(self.server.url, self.profile)
+            self.candidate.start(server.url, self.profile)
         except redis.RedisError as exc:
             self.close()
             raise InfrastructureError(f"Redis is not usable: {exc}") from None
@@ -217,23 +192,22 @@ class Run:
             self.close()
             raise
 
-    def run(self, vector: Vector, protocol: Version, ahead: Ahead = ()) -> Verdict:
+    def run(self, vector: Vector, protocol: Version, upcoming: Upcoming = ()) -> Verdict:
         """Run one vector, judged at `protocol` (start() first).
 
-        `ahead`: the vectors due next, in order (or a function giving them, called only when
+        `upcoming`: the vectors due next, in order (or a function giving them, called only when
         needed). When the candidate and server take batches (`conformance.run.batch.pipelined`),
         those judged at the same protocol run in one batch with this one, each verdict kept for
         its own call, and the batch after it is sent before this one is judged: Redis runs it
         while the items of this one are reported.
         """
-        if self.client is None:
-            raise InfrastructureError("Redis was not started")
-        kept = self._ahead.pop((id(vector), protocol), None)
+        self.started_server()
+        kept = self._judged_early.pop((id(vector), protocol), None)
         if kept is not None:
             return kept
-        upcoming = ahead() if callable(ahead) else ahead
-        if upcoming and batch.pipelined(self.candidate, self.server):
-            same = itertools.takewhile(lambda due: due[1] == protocol, upcoming)
+        following = upcoming() if callable(upcoming) else upcoming
+        if following and batch.pipelined(self.candidate, self.server):
+            same = itertools.takewhile(lambda due: due[1] == protocol, following)
             due = [vector, *(v for v, _ in same)]
             return self._batched(due[:batch.BATCH_SIZE], due[batch.BATCH_SIZE:], protocol)
         if self._batches is not None:
@@ -284,9 +258,9 @@ class Run:
         runs.receive(ticket)
         if later:
             self._next = runs.submit(later[:batch.BATCH_SIZE], protocol)
-        self._ahead.clear()  # verdicts never asked for (after -x stopped the run, say)
+        self._judged_early.clear()  # verdicts never asked for (after -x stopped the run, say)
         verdicts = runs.verdicts(ticket)
-        self._ahead.update(((id(v.vector), protocol), v) for v in verdicts[1:])
+        self._judged_early.update(((id(v.vector), protocol), v) for v in verdicts[1:])
         return verdicts[0]
 
     def close(self) -> None:

@@ -19,7 +19,9 @@ Containers use host networking. Where the testcontainers Ryuk image cannot be pu
 ``TESTCONTAINERS_RYUK_DISABLED=true`` yourself; this module never changes the environment.
 
 Servers started here listen on a free 127.0.0.1 port with persistence off, and are stopped when
-`provision` exits. `ServerInfo.owned` tells callers whether they may FLUSHDB.
+`provision` exits. `ServerInfo.owned` says the suite started the server; `ServerInfo.private`
+that it is also a single server, holding nothing but the run's keys. Nothing here flushes a
+server: each vector deletes its own keys.
 """
 
 from __future__ import annotations

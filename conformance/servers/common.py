@@ -33,7 +33,8 @@ class ServerInfo:
 
     `kind` is how it was provided; `engine` ("redis" or "valkey") and `version` come from INFO
     server; `url` is what clients connect to; `owned` is True when conformance.servers started
-    the server (so it may be flushed); `detail` names the binary or image, with any caveats;
+    the server (and stops it when the run ends); `detail` names the binary or image, with any
+    caveats;
     `cluster` is True for a Redis Cluster, which clients must reach through a cluster client;
     `redis_version` is the Redis version the server speaks (Valkey reports one beside its own).
     """

@@ -49,14 +49,15 @@ def queue_keys(client: redis.Redis, queue: QueueRef) -> list[str]:
 
 
 def take(client: redis.Redis, queue: QueueRef, finder: KeyFinder | None = None, *,
-         owned: bool = False, delete: bool = False, run_prefix: str = "") -> Snapshot:
+         private: bool = False, delete: bool = False, run_prefix: str = "") -> Snapshot:
     """Snapshot a queue in one round trip, after listing its keys with `finder` (by default a
-    SCAN of the keyspace). On a single server the suite owns (`owned`), which holds no one
-    else's keys, the SCAN runs inside the read script: one round trip in all; with `delete`,
-    that script also deletes each key it read, and the snapshot's `names` is empty (nothing is
-    left to delete). There, with `run_prefix` (`bmqc-<run id>-`), the script also finds and
-    deletes every key whose name lacks it: the snapshot's `foreign`."""
-    if owned and finder is None:
+    SCAN of the keyspace). On a single server the suite started (`private`, as
+    `ServerInfo.private`), which holds no one else's keys, the SCAN runs inside the read script:
+    one round trip in all; with `delete`, that script also deletes each key it read, and the
+    snapshot's `names` is empty (nothing is left to delete). There, with `run_prefix`
+    (`bmqc-<run id>-`), the script also finds and deletes every key whose name lacks it: the
+    snapshot's `foreign`."""
+    if private and finder is None:
         read, foreign = _read_all(client, [], queue_pattern(queue), "1" if delete else "0",
                                   *([run_prefix] if run_prefix else []))
         snap = replace(snapshots(read, [(list(read), queue.base)])[0], foreign=foreign)

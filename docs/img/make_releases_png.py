@@ -32,7 +32,7 @@ def main() -> int:
         sys.exit("needs chromium on PATH (Debian: apt-get install chromium)")
     with tempfile.TemporaryDirectory(prefix="bmqc-png-") as scratch:
         page = Path(scratch) / "releases.html"
-        proc = subprocess.run([sys.executable, "-m", "conformance.cli", "report", "--releases",
+        proc = subprocess.run([sys.executable, "-m", "conformance", "report", "--releases",
                                str(page), str(args.outdir / "releases.json")], cwd=ROOT,
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:

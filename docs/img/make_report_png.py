@@ -40,7 +40,7 @@ def screenshot(chromium: str, url: str, out: Path, size: str, profile: Path) -> 
 
 
 def _cli(*args: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 1):
         sys.exit(f"bullmq-conformance {args[0]} exited {proc.returncode}: {proc.stderr.strip()}")

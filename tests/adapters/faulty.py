@@ -13,6 +13,8 @@ start-non-utf8 (a start reply that is not UTF-8), start-hang (never answers star
 not exist, and creates it; when FILE exists it removes it, starts, and crashes on its first op.
 
 skip-slow-stop:FILE skips every op, and on stop creates FILE and sleeps 30 s before answering.
+hang:FILE and start-hang:FILE are hang and start-hang that first create FILE, so that a test
+can wait until the adapter hangs.
 runaway runs a Lua script that never ends on its first op (EVAL, in RESP over a bare socket to
 the start request's Redis), and so hangs.
 """
@@ -24,6 +26,16 @@ import time
 
 mode = sys.argv[1]
 redis_url = None
+hanging_marker = None  # created when the adapter starts to hang (hang:FILE, start-hang:FILE)
+for hanging in ("hang:", "start-hang:"):
+    if mode.startswith(hanging):
+        mode, hanging_marker = hanging.rstrip(":"), mode.removeprefix(hanging)
+
+
+def _hang() -> None:
+    if hanging_marker is not None:
+        open(hanging_marker, "w").close()
+    time.sleep(30)
 
 
 def _runaway(url: str) -> None:
@@ -61,7 +73,7 @@ for line in sys.stdin:
             sys.stdout.flush()
             continue
         if mode == "start-hang":
-            time.sleep(30)
+            _hang()
             continue
         redis_url = request["redis"]
         if mode == "start-refused":
@@ -87,7 +99,7 @@ for line in sys.stdin:
         sys.exit(3)
     elif mode == "hang":
         print("thinking very hard", file=sys.stderr, flush=True)
-        time.sleep(30)
+        _hang()
         continue
     elif mode == "non-utf8" and request["op"]["op"] == "pause":
         reply = {"seq": seq, "result": 0}

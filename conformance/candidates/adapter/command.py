@@ -1,10 +1,12 @@
 """`command:CMD`: an implementation in any language, behind the JSON-lines adapter protocol.
 
-The protocol (version 1) is specified by the bundled `schemas/adapter-protocol.schema.json` and
-described in `docs/ADAPTERS.md`. Every reply is validated against the schema. An adapter that
-exits, hangs past the per-op timeout, or writes anything but a valid reply makes the current op
-raise `CandidateError` with the tail of its stderr; it is then killed and started afresh for the
-next op, so one broken vector does not end the run. Output that is not UTF-8 is such a reply too.
+The protocol (version 2, with the worker half's ops; an adapter that speaks version 1 still
+runs, and its worker-half vectors are skipped) is specified by the bundled
+`schemas/adapter-protocol.schema.json` and described in `docs/ADAPTERS.md`. Every reply is
+validated against the schema. An adapter that exits, hangs past the per-op timeout, or writes
+anything but a valid reply makes the current op raise `CandidateError` with the tail of its
+stderr; it is then killed and started afresh for the next op, so one broken vector does not end
+the run. Output that is not UTF-8 is such a reply too.
 
 An adapter that fails to start (its program cannot be run, or it exits, stays silent past the
 timeout, or answers anything but an `implementation` reply to `start`) errors the op that needed

@@ -1,4 +1,4 @@
-"""`bullmq-py`: drive the official PyPI `bullmq` client (3.4.4) against the suite's Redis.
+"""`bullmq-py`: drive the pinned official PyPI `bullmq` client against the suite's Redis.
 
 Each op goes through the package's own Python code, not through our script runner:
 
@@ -52,7 +52,6 @@ import redis
 from conformance.candidates.base import Capabilities
 from conformance.candidates.clients.bullmq_py_worker import WorkerOps
 from conformance.candidates.clients.package import (
-    PINNED_VERSION,
     PackageError,
     as_is,
     check_signature,
@@ -63,7 +62,9 @@ from conformance.candidates.clients.package import (
     parent_key,
     shipped_scripts,
 )
+from conformance.core.candidate_forms import BULLMQ_PY
 from conformance.core.errors import CandidateError, CandidateSkipped, UsageError
+from conformance.core.pins import PINNED_VERSION
 from conformance.core.queues import QueueRef
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
@@ -114,7 +115,7 @@ class PythonClientCandidate:
     @property
     def name(self) -> str:
         """Label used in reports."""
-        return "bullmq-py"
+        return BULLMQ_PY.name
 
     @property
     def capabilities(self) -> Capabilities:

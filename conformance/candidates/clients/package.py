@@ -1,9 +1,10 @@
 """The installed `bullmq` package, as the `bullmq-py` candidate meets it.
 
 Which distribution provides the import (the official release, a fork, an older release) and how
-to name it; the frozen clock an op runs on; checking a method's signature before a call; and
-turning the package's exceptions back into the script codes behind them (`PackageError`,
-`code_or_raise`).
+to name it; whether it is the pinned official release (`conformance.core.pins`); the
+folder of scripts a package ships (`commands_folder`, `installed_scripts`); the frozen clock an
+op runs on; checking a method's signature before a call; and turning the package's exceptions
+back into the script codes behind them (`PackageError`, `code_or_raise`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from typing import Any, cast
 from unittest import mock
 
 from conformance.core.errors import CandidateError
+from conformance.core.pins import PINNED_VERSION
 from reference_impl.ops import Result
 
-#: The official release the suite is checked against (pyproject.toml's dev extra pins it).
-PINNED_VERSION = "3.4.4"
 #: The package modules whose `time.time()` an op can reach (Job.__init__, Job.moveToDelayed,
 #: Scripts.moveToActive).
 CLOCK_MODULES = ("bullmq.job", "bullmq.scripts")
@@ -75,13 +75,30 @@ def describe(module: ModuleType) -> tuple[str, str]:
     return package, package
 
 
+def commands_folder(module: ModuleType) -> Path | None:
+    """The `commands` folder beside the imported package's `__init__`, where PyPI bullmq ships
+    its Lua scripts; None when the module has no file to find it from."""
+    init = getattr(module, "__file__", None)
+    return None if init is None else Path(init).parent / "commands"
+
+
+def installed_scripts() -> Path | None:
+    """The `commands` folder of the `bullmq` this Python imports (`--scripts official`; the dev
+    extra installs the pinned release), or None when there is no `bullmq` to import."""
+    try:
+        import bullmq
+    except ImportError:
+        return None
+    module: ModuleType = bullmq
+    return commands_folder(module)
+
+
 def shipped_scripts(module: ModuleType, name: str) -> list[str]:
     """The `<name>-<numkeys>.lua` files the imported package ships in its `commands` folder,
     sorted; none when it has no such folder (or no file to find it from)."""
-    init = getattr(module, "__file__", None)
-    if init is None:
+    folder = commands_folder(module)
+    if folder is None:
         return []
-    folder = Path(init).parent / "commands"
     try:
         return sorted(path.name for path in folder.glob(f"{name}-*.lua"))
     except OSError:

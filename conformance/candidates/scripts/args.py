@@ -1,5 +1,6 @@
 """What each ARGV position of a BullMQ 6.x script carries, as the `scripts:` candidate sends it
-(npm bullmq 6.7.0 and PyPI bullmq 3.4.4 send the same), and which scripts each vector op calls.
+(npm bullmq 6.7.0 and the pinned PyPI bullmq send the same), and which scripts each vector op
+calls.
 
 The spec prints these beside the KEYS layouts (`scripts.LAYOUTS`); a test replays the vectors
 through the `scripts:` candidate and checks every call against them, so they cannot drift from

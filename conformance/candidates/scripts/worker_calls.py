@@ -1,5 +1,5 @@
 """The worker half's script calls for `scripts:DIR`: KEYS layouts and ARGV as npm bullmq 6.7.0
-and PyPI bullmq 3.4.4 send them (docs/RESEARCH.md, the worker sections).
+and the pinned PyPI bullmq send them (docs/RESEARCH.md, the worker sections).
 
 Layout suffixes in braces are filled per call: `{job}` is the job's own key, `{target}` the
 finished set (`completed` or `failed`), `{dedup}` a deduplication id.

@@ -1,18 +1,18 @@
-"""The `properties` items, run ahead in child processes while the vectors run in this one.
+"""The `properties` items, checked in child processes while the vectors run in this one.
 
 Both are Python-bound: in one process they take turns, and on two cores they can overlap. The
-child is forked once the items are known, and checks each properties item's examples exactly
-as the item would (same candidate, seed, examples and protocol); the item then takes the
-child's `PropertyResult`, or re-raises the exception `check_candidate` raised there, so its
-verdict, message and exit code are the same as in-process.
+child is forked once the items are known, and checks each properties item's examples exactly as
+the item would (same candidate, seed, examples and protocol); the item then takes the child's
+`PropertyResult`, or re-raises the exception `check_candidate` raised there, so its verdict,
+message and exit code are the same as in-process.
 
 Only where the child can disturb nothing: a scripts candidate (no adapter process, whose pipe
 would be shared), on a single server the suite started, outside xdist, on Linux (forked
-children), and not under `BULLMQ_CONFORMANCE_SERIAL=1`. There is one child per CPU at most
-(the items are shared out in turn; a default run has one). Child i works in database i + 1 and
-names its queues `bmqc-<run id>-p<i>-NNNNNN` (`QueueNames.part`), which the batches' read-and-delete pattern
-(`bmqc-<run id>-` and six digits) never matches. If a child dies or sends nothing, its items
-run in-process as before.
+children), and not under `BULLMQ_CONFORMANCE_SERIAL=1`. There is one child per CPU at most (the
+items are shared out in turn; a default run has one). Child i works in database i + 1 and names
+its queues `bmqc-<run id>-p<i>-NNNNNN` (`QueueNames.part`), which the batches' read-and-delete
+pattern (`bmqc-<run id>-` and six digits) never matches. If a child dies or sends nothing, its
+items run in-process as before.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from conformance.core.errors import HarnessError
 from conformance.run import batch
 from conformance.run.session import Run
 from conformance.servers import url_with_db
-from reference_impl import versions
 
 if TYPE_CHECKING:
     from conformance.properties.check import PropertyResult
@@ -48,7 +47,7 @@ class _Child:
 
 
 @dataclass
-class Ahead:
+class PropertiesChildren:
     """Children checking properties items; `take` each item's outcome, then `stop`."""
 
     children: list[_Child]
@@ -92,7 +91,7 @@ def usable(run: Run) -> bool:
     return batch.pipelined(run.candidate, run.server) and sys.platform.startswith("linux")
 
 
-def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> Ahead | None:
+def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> PropertiesChildren | None:
     """Fork the children for `shards` (name, examples, seed each): one per CPU at most, each
     checking its share in order. None when `run` does not allow them."""
     if not shards or not usable(run):
@@ -112,7 +111,7 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> Ahead | None:
         sending.close()
         children.append(_Child(process, receiving))
         by_item |= {name: children[-1] for name, _, _ in share}
-    return Ahead(children, by_item)
+    return PropertiesChildren(children, by_item)
 
 
 def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
@@ -133,7 +132,7 @@ def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
             message: tuple[str, str, Any] = (name, "result", check_candidate(
                 run.candidate, url, run.profile, examples, seed,
                 start_candidate=False, names=names, cluster=False,
-                protocol=run.protocol or versions.CURRENT, owned=True))
+                protocol=run.properties_protocol, private=True))
         except BaseException as exc:  # sent to the item, which raises it as in-process
             message = (name, "raised", exc)
         try:

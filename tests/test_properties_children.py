@@ -1,4 +1,4 @@
-"""The properties items checked ahead in a child process (`conformance.properties.ahead`):
+"""The properties items checked in child processes (`conformance.properties.children`):
 the same result as in-process, passing and failing; the child's exceptions re-raised; a dead
 child's items run in-process; where a child is refused; and a signal stops the child too."""
 
@@ -17,13 +17,15 @@ from conformance.checks.mutants import write_mutant
 from conformance.core.errors import InfrastructureError
 from conformance.core.outcomes import Outcome
 from conformance.core.resources import lua_dir
-from conformance.properties import ahead as properties_ahead
 from conformance.properties import check as properties
+from conformance.properties import children
 from conformance.properties.check import PropertyResult, check_candidate
 from conformance.run import batch
-from conformance.run.session import Run, RunOptions
+from conformance.run.session import Run
+from conformance.run.spec import RunOptions
 from conformance.servers import ServerInfo
 from conformance.vectors import Vector
+from reference_impl import versions
 from tests.fault_helpers import (
     alive,
     descendants,
@@ -32,6 +34,7 @@ from tests.fault_helpers import (
     run_in_background,
     runs_server,
     survivors,
+    wait_until,
 )
 
 
@@ -58,19 +61,20 @@ def _same(ahead: PropertyResult, here: PropertyResult) -> None:
 
 def test_the_children_find_what_the_items_would(run: Run,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(properties_ahead.os, "cpu_count", lambda: 2)
-    ahead = properties_ahead.start(run, [("a", 6, 11), ("b", 4, 12), ("c", 3, 13)])
-    assert ahead is not None
-    assert len(ahead.children) == 2 and ahead.by_item["a"] is ahead.by_item["c"]
+    monkeypatch.setattr(children.os, "cpu_count", lambda: 2)
+    started = children.start(run, [("a", 6, 11), ("b", 4, 12), ("c", 3, 13)])
+    assert started is not None
+    assert len(started.children) == 2 and started.by_item["a"] is started.by_item["c"]
     try:
-        got = {name: ahead.take(name) for name in ("c", "b", "a")}  # in any order
+        got = {name: started.take(name) for name in ("c", "b", "a")}  # in any order
     finally:
-        ahead.stop()
+        started.stop()
     assert run.server is not None
     for name, examples, seed in (("a", 6, 11), ("b", 4, 12), ("c", 3, 13)):
         assert got[name].examples >= examples and got[name].seed == seed
         _same(got[name], check_candidate(run.candidate, run.server.url, run.profile, examples,
-                                         seed, start_candidate=False, owned=True))
+                                         seed, start_candidate=False, private=True,
+                                         protocol=versions.CURRENT))
         assert got[name].passed
 
 
@@ -78,14 +82,14 @@ def test_a_failing_candidate_fails_the_same_in_the_child(redis_server: ServerInf
                                                          tmp_path: Path) -> None:
     write_mutant(lua_dir(), tmp_path / "m", EVERY_ENTRY_DIFFERS)
     for run in _started(redis_server, f"scripts:{tmp_path / 'm'}"):
-        ahead = properties_ahead.start(run, [("p", 20, 3)])
-        assert ahead is not None and run.server is not None
+        started = children.start(run, [("p", 20, 3)])
+        assert started is not None and run.server is not None
         try:
-            got = ahead.take("p")
+            got = started.take("p")
         finally:
-            ahead.stop()
+            started.stop()
         here = check_candidate(run.candidate, run.server.url, run.profile, 20, 3,
-                               start_candidate=False, owned=True)
+                               start_candidate=False, private=True, protocol=versions.CURRENT)
         assert not got.passed and got.failure and "minimal op sequence" in got.failure
         _same(got, here)
 
@@ -96,42 +100,42 @@ def test_what_the_check_raised_in_the_child_is_raised_by_take(
         raise InfrastructureError("Redis went away")
 
     monkeypatch.setattr(properties, "check_candidate", down)  # the fork inherits it
-    monkeypatch.setattr(properties_ahead.os, "cpu_count", lambda: 1)  # one child for both
-    ahead = properties_ahead.start(run, [("a", 3, 1), ("b", 3, 2)])
-    assert ahead is not None
+    monkeypatch.setattr(children.os, "cpu_count", lambda: 1)  # one child for both
+    started = children.start(run, [("a", 3, 1), ("b", 3, 2)])
+    assert started is not None
     try:
         with pytest.raises(InfrastructureError, match="Redis went away"):
-            ahead.take("a")
-        assert ahead.take("b") is None  # the child stopped after it, as a run would
+            started.take("a")
+        assert started.take("b") is None  # the child stopped after it, as a run would
     finally:
-        ahead.stop()
+        started.stop()
 
 
 def test_a_dead_child_leaves_the_item_to_run_here(run: Run) -> None:
-    ahead = properties_ahead.start(run, [("a", 25, 1)])
-    assert ahead is not None
-    ahead.children[0].process.kill()
+    started = children.start(run, [("a", 25, 1)])
+    assert started is not None
+    started.children[0].process.kill()
     try:
-        assert ahead.take("a") is None
+        assert started.take("a") is None
     finally:
-        ahead.stop()
-    assert not ahead.children[0].process.is_alive()
+        started.stop()
+    assert not started.children[0].process.is_alive()
 
 
 def test_no_child_where_it_could_disturb_something(run: Run, redis_server: ServerInfo,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    assert properties_ahead.usable(run)
-    assert properties_ahead.start(run, []) is None
+    assert children.usable(run)
+    assert children.start(run, []) is None
     shared = dataclasses.replace(redis_server, owned=False)
     monkeypatch.setattr(run, "server", shared)
-    assert not properties_ahead.usable(run)  # a url: server
+    assert not children.usable(run)  # a url: server
     monkeypatch.setattr(run, "server", redis_server)
-    monkeypatch.setattr(properties_ahead.sys, "platform", "darwin")
-    assert not properties_ahead.usable(run)  # fork is offered there, but not safe
-    monkeypatch.setattr(properties_ahead.sys, "platform", "linux")
-    assert properties_ahead.usable(run)
+    monkeypatch.setattr(children.sys, "platform", "darwin")
+    assert not children.usable(run)  # fork is offered there, but not safe
+    monkeypatch.setattr(children.sys, "platform", "linux")
+    assert children.usable(run)
     monkeypatch.setenv(batch.SERIAL_ENV, "1")
-    assert not properties_ahead.usable(run)
+    assert not children.usable(run)
 
 
 def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
@@ -141,7 +145,7 @@ def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
     run.client.rpush(child, "1")
     try:
         verdicts = batch.run_vectors(every_vector[:60], run.candidate, run.client, run.profile,
-                                     run.names, run.server)
+                                     run.names, run.server, protocol=versions.CURRENT)
         assert any(v.outcome is Outcome.PASSED for v in verdicts)
         assert run.client.lrange(child, 0, -1) == ["1"]  # not read and deleted by a batch
     finally:
@@ -152,12 +156,9 @@ def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_the_child_too(signum: int) -> None:
     run = run_in_background("-q", "--redis", local_spec(), "--examples", "400")
-    deadline = time.monotonic() + 30
-    forked: set[int] = set()
-    while not forked:  # the redis-server, and the properties child
-        assert time.monotonic() < deadline and run.poll() is None, "no child forked"
-        forked = {pid for pid in descendants(run.pid) if alive(pid) and not runs_server(pid)}
-        time.sleep(0.01)
+    # Besides the redis-server, the properties child.
+    wait_until(lambda: {pid for pid in descendants(run.pid) if alive(pid) and not runs_server(pid)},
+               run, "the properties child to fork", timeout=30)
     children = descendants(run.pid)
     sent = time.monotonic()
     run.send_signal(signum)
