@@ -20,6 +20,7 @@ from conformance.core.queues import QueueNames, QueueRef
 from conformance.core.resources import lua_dir
 from conformance.properties import check as properties
 from conformance.properties.check import _reported, check_candidate
+from conformance.properties.machine import DEFAULT_STEPS, Context
 from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo
 from reference_impl import versions
@@ -93,13 +94,13 @@ def test_a_disagreement_that_does_not_come_back_is_no_verdict(redis_server: Serv
     assert result.passed, result.failure
     # Without the second pass it would have been an unsure attempt, never a failure.
     client = redis.Redis.from_url(redis_server.url, decode_responses=True)
-    ctx = properties._Context(Misbehaving(lie_from=25, lies=1), client,
+    ctx = Context(Misbehaving(lie_from=25, lies=1), client,
                               QueueNames(), profile_for("bullmq"), 5,
                               protocol=versions.CURRENT)
     ctx.candidate.start(redis_server.url, ctx.profile)
     try:
         attempt = properties._attempt(ctx, properties.settings(
-            max_examples=10, stateful_step_count=properties.DEFAULT_STEPS, deadline=None,
+            max_examples=10, stateful_step_count=DEFAULT_STEPS, deadline=None,
             database=None))
     finally:
         ctx.candidate.close()
@@ -212,12 +213,12 @@ def test_someone_elses_flush_runs_the_check_again() -> None:
         tracker = properties._tracker(server.url, names, client, properties.health.probe_key(
             profile_for("bullmq"), names.run_id))
         assert tracker is not None
-        ctx = properties._Context(FlushingOnce(url=server.url), client, names,
+        ctx = Context(FlushingOnce(url=server.url), client, names,
                                   profile_for("bullmq"), 5, finder=tracker,
                                   protocol=versions.CURRENT)
         try:
             attempt = properties._attempt(ctx, properties.settings(
-                max_examples=10, stateful_step_count=properties.DEFAULT_STEPS, deadline=None,
+                max_examples=10, stateful_step_count=DEFAULT_STEPS, deadline=None,
                 database=None))
         finally:
             client.close()

@@ -27,18 +27,24 @@ from conformance.core.errors import (
     RedisNotStarted,
     Stopped,
     UsageError,
-    VectorError,
 )
-from conformance.core.options import BUNDLED, output_file, required_ops
+from conformance.core.options import output_file, required_ops
 from conformance.core.outcomes import Coverage, Outcome, SkipKind
 from conformance.core.queues import QueueNames
 from conformance.core.signals import SignalGuard, active
+from conformance.plugin.collect import (
+    YAML,
+    NameMatcher,
+    VectorFileCollector,
+    naming_homes,
+    pasted,
+    vector_dirs,
+)
 from conformance.plugin.items import (
     FOREIGN_PROPERTY,
     PLUGIN_KEY,
     SKIPPED_OPS_PROPERTY,
     PropertiesItem,
-    VectorItem,
     property_shards,
     skip_of,
 )
@@ -47,9 +53,7 @@ from conformance.run.session import Run, foreign_warnings
 from conformance.run.spec import RunOptions
 from conformance.servers import ServerInfo
 from conformance.servers.common import TOO_MANY_CLIENTS, client_limit, too_many_clients
-from conformance.vectors import IdIndex, expectations, load_file, looks_like_vector_file
-from reference_impl import versions
-from reference_impl.versions import split
+from conformance.vectors import IdIndex, expectations, looks_like_vector_file
 
 # What an xdist controller hands each worker (workerinput keys).
 _SERVER_KEY, _RUN_ID_KEY, _SEED_KEY = "bmq_server", "bmq_run_id", "bmq_seed"
@@ -58,29 +62,9 @@ _INFRA_KEY = "bmq_infra"
 _LIMIT_KEY = "bmq_maxclients"
 #: The user property of the item after which a run stopped (it has no verdict).
 _STOP_PROPERTY = "bmq_stop"
-_YAML = (".yaml", ".yml")
 
 if TYPE_CHECKING:
     from conformance.properties.children import PropertiesChildren
-
-
-def vector_dirs(config: pytest.Config) -> list[Path]:
-    """The `--bmq-vectors` directories, resolved; the bundled vectors when the option is not
-    given and neither is a test path (pytest then collects its testpaths or the current
-    directory, and the bundled vectors besides)."""
-    from conformance.core.resources import vectors_dir
-
-    chosen = config.getoption("bmq_vectors")
-    if chosen is None:
-        chosen = [] if config.args_source == pytest.Config.ArgsSource.ARGS else [BUNDLED]
-    dirs = []
-    for entry in chosen:
-        path = (vectors_dir() if entry == BUNDLED
-                else config.invocation_params.dir / Path(entry).expanduser())
-        if not path.is_dir():
-            raise UsageError(f"--bmq-vectors {entry}: not a directory")
-        dirs.append(path.resolve())
-    return dirs
 
 
 def activate(config: pytest.Config) -> None:
@@ -98,7 +82,7 @@ def activate(config: pytest.Config) -> None:
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     here = config.invocation_params.dir
-    config.args[:] = [_pasted(arg, here, config.rootpath, naming_homes(dirs))
+    config.args[:] = [pasted(arg, here, config.rootpath, naming_homes(dirs))
                       for arg in config.args]
     given = [(here / arg.split("::", 1)[0]).resolve() for arg in config.args]
     # Collected after the given paths; a directory already under one of them is not collected
@@ -108,31 +92,6 @@ def activate(config: pytest.Config) -> None:
     config.stash[PLUGIN_KEY] = plugin  # what the items see of it
     config.stash[RUN_KEY] = plugin
     config.pluginmanager.register(plugin, "bullmq-conformance-run")
-
-
-def naming_homes(dirs: list[Path]) -> list[Path]:
-    """The directories whose vector files are named `<directory name>/<file>` when they lie
-    outside the rootdir: the `--bmq-vectors` ones and the bundled vectors."""
-    from conformance.core.resources import vectors_dir
-
-    return [*dirs, vectors_dir().resolve()]
-
-
-def _pasted(arg: str, here: Path, root: Path, homes: list[Path]) -> str:
-    """`arg`, or the real path of the vector file it names the way this plugin names one
-    outside the rootdir (`vectors/band-bump.yaml::band-bump/...`, see pytest_collect_file):
-    an id pytest printed, pasted back, selects that vector."""
-    head, sep, rest = arg.partition("::")
-    if not head or (here / head).exists():
-        return arg
-    # Node ids are relative to the rootdir; pytest prints them relative to the current one.
-    parts = Path(os.path.relpath(here / head, root)).parts
-    for home in homes:
-        if parts[:1] == (home.name,) and not home.is_relative_to(root):
-            real = home.joinpath(*parts[1:])
-            if real.exists():
-                return f"{real}{sep}{rest}"
-    return arg
 
 
 def warnings(config: pytest.Config) -> list[str]:
@@ -282,7 +241,7 @@ class ConformanceRun:
                             parent: pytest.Collector) -> pytest.Collector | None:
         """A YAML file is a vector file in a `--bmq-vectors` directory, when named on the
         command line, or when it has a vector file's header; any other is left alone."""
-        if file_path.suffix not in _YAML:
+        if file_path.suffix not in YAML:
             return None
         home = next((d for d in self.dirs if file_path.is_relative_to(d)), None)
         if home is None and not (parent.session.isinitpath(file_path)
@@ -390,7 +349,7 @@ class ConformanceRun:
 
             matcher = Expression.compile(keyword)
         for name, examples, seed in property_shards(self.examples, self.seed):
-            if matcher is not None and not matcher.evaluate(_NameMatcher(name)):
+            if matcher is not None and not matcher.evaluate(NameMatcher(name)):
                 continue
             items.append(PropertiesItem.from_parent(session, name=name, examples=examples,
                                                     seed=seed))
@@ -491,17 +450,6 @@ class ConformanceRun:
 RUN_KEY = pytest.StashKey[ConformanceRun]()
 
 
-class _NameMatcher:
-    """A `-k` word matches a `properties` item when it occurs in the item's name, as for a
-    test's name."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name.lower()
-
-    def __call__(self, word: str, /, **kwargs: str | int | bool | None) -> bool:
-        return word.lower() in self.name
-
-
 def outcome_of(report: pytest.TestReport) -> Outcome | None:
     """A vector's outcome from its setup or call report (None for the other reports, and for
     the item after which the run stopped: it has no verdict)."""
@@ -539,34 +487,3 @@ def _raised_in(exc: BaseException, module: str) -> bool:
 def _is_xdist_controller(config: pytest.Config) -> bool:
     return bool(getattr(config.option, "numprocesses", None)) and not hasattr(
         config, "workerinput")
-
-
-class VectorFileCollector(pytest.File):
-    """One vector file."""
-
-    def collect(self) -> list[pytest.Item]:
-        """Load and validate the file; a bad file is a collection error (exit 2)."""
-        loaded = load_file(self.path)
-        plugin = self.config.stash[RUN_KEY]
-        protocol = plugin.run.protocol
-        items: list[pytest.Item] = []
-        for vector in loaded.vectors:
-            plugin.ids.add(vector)
-            if protocol is not None:
-                items.append(VectorItem.from_parent(self, name=vector.id, vector=vector,
-                                                    protocol=protocol))
-                continue
-            # identify: the vector at the start of each part of its range in which the
-            # candidate's calling convention stays the same
-            conventions = plugin.run.candidate.capabilities.conventions
-            for span in split(vector.span, conventions):
-                items.append(VectorItem.from_parent(
-                    self, name=f"{vector.id}@{versions.text(span.since)}", vector=vector,
-                    protocol=span.since, span=span))
-        return items
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
-        """A one-line message for vector errors instead of a traceback."""
-        if isinstance(excinfo.value, VectorError):
-            return f"vector error: {excinfo.value}"
-        return str(super().repr_failure(excinfo))

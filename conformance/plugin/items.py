@@ -23,7 +23,7 @@ from conformance.run.batch import BATCH_SIZE
 from conformance.run.session import Run
 from conformance.run.verdict import REDIS_DOWN, Verdict
 from conformance.servers import health
-from conformance.vectors import Vector, expectations
+from conformance.vectors import IdIndex, Vector, expectations
 from reference_impl import versions
 from reference_impl.versions import Range, Version
 
@@ -31,11 +31,14 @@ if TYPE_CHECKING:
     from conformance.properties.check import PropertyResult
     from conformance.properties.children import PropertiesChildren
 
+
 class RunState(Protocol):
     """What the items use of the active run (`conformance.plugin.hooks.ConformanceRun`)."""
 
     run: Run
     expected: expectations.Expectations | None
+    #: The vector ids collected so far (a duplicate id is a collection error).
+    ids: IdIndex
     #: The children checking the properties items, if any (`conformance.properties.children`).
     properties_children: PropertiesChildren | None
 
