@@ -293,19 +293,18 @@ class WorkerOps:
         return as_is(self._call(queue, what, None, method, op.job_id, opts, context=context))
 
     def _progress(self, queue: Any, op: UpdateProgress) -> Result:
-        job = self._host._job_handle(queue, op.job_id)
-        what = "Job.updateProgress"
-        context = {"jobId": op.job_id, "command": "updateProgress"}
-        reply = self._call(queue, what, None, self._host._member(job, "updateProgress", what),
-                           op.progress, context=context)
-        return 0 if reply is None else as_is(reply)
+        return self._job_update(queue, op.job_id, "updateProgress", op.progress)
 
     def _data(self, queue: Any, op: UpdateData) -> Result:
-        job = self._host._job_handle(queue, op.job_id)
-        what = "Job.updateData"
-        context = {"jobId": op.job_id, "command": "updateData"}
-        reply = self._call(queue, what, None, self._host._member(job, "updateData", what),
-                           op.data, context=context)
+        return self._job_update(queue, op.job_id, "updateData", op.data)
+
+    def _job_update(self, queue: Any, job_id: str, method: str, value: Any) -> Result:
+        """`Job.<method>(value)` on the job's handle: 0 for the None the package returns."""
+        job = self._host._job_handle(queue, job_id)
+        what = f"Job.{method}"
+        context = {"jobId": job_id, "command": method}
+        reply = self._call(queue, what, None, self._host._member(job, method, what), value,
+                           context=context)
         return 0 if reply is None else as_is(reply)
 
     def _log(self, queue: Any, op: AddLog) -> Result:
