@@ -3,14 +3,11 @@ vector or the `properties` area (one error, `RedisNotStarted`, raised by `Run.st
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-from conformance.core.resources import CACHE_ENV
 
 # `bullmq-conformance ARGV` in a process whose runs skip starting Redis (and the candidate).
 PROBE = """
@@ -26,8 +23,7 @@ sys.exit(main(sys.argv[1:]))
 def test_a_run_without_its_redis_stops_with_exit_3(selected: str, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", PROBE, "run", "-q", "--examples", "1", "-k",
                            selected], capture_output=True, text=True, cwd=tmp_path,
-                          env={**os.environ, CACHE_ENV: str(tmp_path / "cache")}, timeout=300,
-                          check=False)
+                          timeout=300, check=False)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert proc.stderr.splitlines()[-1] == \
         "bullmq-conformance: infrastructure error: Redis was not started"
