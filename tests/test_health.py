@@ -21,6 +21,25 @@ def test_the_probe_key_is_a_queue_of_the_run_under_the_profile() -> None:
     assert health.probe_key(PROFILES["echomq"], "ab12") == "emq:{bmqc-ab12-probe}:probe"
 
 
+class _FlushedBetween(redis.Redis):
+    """A connection after whose EVAL another client flushes the script cache."""
+
+    def eval(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        reply = super().eval(*args, **kwargs)  # type: ignore[arg-type]
+        redis.Redis(port=self.connection_pool.connection_kwargs["port"]).script_flush()
+        return reply
+
+
+def test_a_script_flush_between_the_probes_eval_and_evalsha_is_no_fault(
+        server: ServerProcess) -> None:
+    """Someone else's SCRIPT FLUSH is no fault of the server: EVALSHA's NOSCRIPT after it is
+    the right answer (the run loads its scripts again), not a refused probe."""
+    client = _FlushedBetween(port=server.port, decode_responses=True)
+    key = health.probe_key(PROFILES["bullmq"], "r2")
+    assert health.problem(client, key, health.identity(client, False)) is None
+    assert client.exists(key) == 0
+
+
 def test_a_restart_is_told_by_the_run_id(server: ServerProcess) -> None:
     since = health.identity(server.client(), False)
     server.kill()
