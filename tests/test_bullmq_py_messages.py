@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.candidates.clients import package as bullmq_package
+from conformance.candidates.clients import package
 from conformance.candidates.clients.bullmq_py import PythonClientCandidate
 from conformance.candidates.clients.package import shipped_scripts
 from conformance.core.errors import CandidateSkipped
@@ -49,7 +49,7 @@ def test_shipped_scripts_lists_the_files_of_the_package_folder(tmp_path: Path) -
 @pytest.fixture
 def another_release(monkeypatch: pytest.MonkeyPatch) -> None:
     """The installed `bullmq` import, as if another distribution and version provided it."""
-    monkeypatch.setattr(bullmq_package, "provider", lambda module: ("bullmq-fork", "2.9.9"))
+    monkeypatch.setattr(package, "provider", lambda module: ("bullmq-fork", "2.9.9"))
 
 
 @pytest.fixture

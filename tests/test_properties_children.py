@@ -17,8 +17,7 @@ from conformance.checks.mutants import write_mutant
 from conformance.core.errors import InfrastructureError
 from conformance.core.outcomes import Outcome
 from conformance.core.resources import lua_dir
-from conformance.properties import check as properties
-from conformance.properties import children
+from conformance.properties import check, children
 from conformance.properties.check import PropertyResult, check_candidate
 from conformance.run import batch
 from conformance.run.session import Run
@@ -99,7 +98,7 @@ def test_what_the_check_raised_in_the_child_is_raised_by_take(
     def down(*args: object, **kwargs: object) -> PropertyResult:
         raise InfrastructureError("Redis went away")
 
-    monkeypatch.setattr(properties, "check_candidate", down)  # the fork inherits it
+    monkeypatch.setattr(check, "check_candidate", down)  # the fork inherits it
     monkeypatch.setattr(children.os, "cpu_count", lambda: 1)  # one child for both
     started = children.start(run, [("a", 3, 1), ("b", 3, 2)])
     assert started is not None

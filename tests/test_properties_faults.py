@@ -18,7 +18,7 @@ from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.core.errors import InfrastructureError
 from conformance.core.queues import QueueNames, QueueRef
 from conformance.core.resources import lua_dir
-from conformance.properties import check as properties
+from conformance.properties import check
 from conformance.properties.check import _reported, check_candidate
 from conformance.properties.machine import DEFAULT_STEPS, Context
 from conformance.run.spec import profile_for
@@ -99,7 +99,7 @@ def test_a_disagreement_that_does_not_come_back_is_no_verdict(redis_server: Serv
                               protocol=versions.CURRENT)
     ctx.candidate.start(redis_server.url, ctx.profile)
     try:
-        attempt = properties._attempt(ctx, properties.settings(
+        attempt = check._attempt(ctx, check.settings(
             max_examples=10, stateful_step_count=DEFAULT_STEPS, deadline=None,
             database=None))
     finally:
@@ -114,7 +114,7 @@ def test_unsure_twice_is_errored_with_the_reason(redis_server: ServerInfo,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # A real disagreement, but every example "ran longer than the shortest expiry": it may be
     # Redis's clock, so it is reported as errored with that reason, not as failed.
-    monkeypatch.setattr(properties, "SHORTEST_EXPIRY_S", 0.0)
+    monkeypatch.setattr(check, "SHORTEST_EXPIRY_S", 0.0)
     candidate = Misbehaving(lie_from=1)
     result = check_candidate(candidate, redis_server.url, examples=5, seed=5,
                              protocol=versions.CURRENT)
@@ -210,14 +210,14 @@ def test_someone_elses_flush_runs_the_check_again() -> None:
         # The first pass ended on the flush itself (not on a disagreement it caused).
         client = redis.Redis.from_url(server.url, decode_responses=True)
         names = QueueNames()
-        tracker = properties._tracker(server.url, names, client, properties.health.probe_key(
+        tracker = check._tracker(server.url, names, client, check.health.probe_key(
             profile_for("bullmq"), names.run_id))
         assert tracker is not None
         ctx = Context(FlushingOnce(url=server.url), client, names,
                                   profile_for("bullmq"), 5, finder=tracker,
                                   protocol=versions.CURRENT)
         try:
-            attempt = properties._attempt(ctx, properties.settings(
+            attempt = check._attempt(ctx, check.settings(
                 max_examples=10, stateful_step_count=DEFAULT_STEPS, deadline=None,
                 database=None))
         finally:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformance.candidates.scripts import args as script_args
+from conformance.candidates.scripts import args
 from conformance.candidates.scripts.candidate import LAYOUTS, ScriptsCandidate
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
@@ -22,11 +22,11 @@ from reference_impl.ops import OP_NAMES, op_to_dict
 
 
 def test_every_script_has_an_argv_layout_and_every_op_its_scripts() -> None:
-    assert set(script_args.ARGV) == set(LAYOUTS)
-    assert set(script_args.OP_SCRIPTS) == set(OP_NAMES)
-    assert {s for names in script_args.OP_SCRIPTS.values() for s in names} == set(LAYOUTS)
-    for script, entries in script_args.ARGV.items():
-        optional = [e.endswith(script_args.OPTIONAL) for e in entries]
+    assert set(args.ARGV) == set(LAYOUTS)
+    assert set(args.OP_SCRIPTS) == set(OP_NAMES)
+    assert {s for names in args.OP_SCRIPTS.values() for s in names} == set(LAYOUTS)
+    for script, entries in args.ARGV.items():
+        optional = [e.endswith(args.OPTIONAL) for e in entries]
         assert optional == sorted(optional), f"{script}: an optional entry before a required one"
 
 
@@ -56,8 +56,8 @@ def test_calls_match_the_layouts(all_vectors: list[Vector], redis_server: Server
         assert verdict.outcome in ("passed", "skipped"), (vector.id, verdict.message)
     problems = []
     for op, script, count in calls:
-        low, high = script_args.argv_counts(script)
-        if script not in script_args.OP_SCRIPTS[op] or not low <= count <= high:
+        low, high = args.argv_counts(script)
+        if script not in args.OP_SCRIPTS[op] or not low <= count <= high:
             problems.append(f"{op} called {script} with {count} ARGV (layout: {low}-{high})")
     assert sorted(set(problems)) == []
     assert {script for _, script, _ in calls} == set(LAYOUTS), "a script no vector calls"
