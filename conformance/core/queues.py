@@ -98,6 +98,11 @@ class QueueNames:
         return f"*{glob_escape(self.prefix)}{'[0-9]' * QUEUE_DIGITS}*"
 
     @property
+    def any_glob(self) -> str:
+        """A SCAN pattern for every key holding the prefix (the probe's too): the final sweep."""
+        return f"*{glob_escape(self.prefix)}*"
+
+    @property
     def pattern(self) -> re.Pattern[str]:
         """The queue names of these names, as they appear inside keys."""
         return re.compile(re.escape(self.prefix) + f"[0-9]{{{QUEUE_DIGITS}}}")

@@ -49,7 +49,7 @@ from conformance.plugin.items import (
     skip_of,
 )
 from conformance.reports.json_report import coverage_of, report_document, write_report
-from conformance.run.session import Run, foreign_warnings
+from conformance.run.session import Run
 from conformance.run.spec import RunOptions
 from conformance.servers import ServerInfo
 from conformance.servers.common import TOO_MANY_CLIENTS, client_limit, too_many_clients
@@ -100,8 +100,7 @@ def warnings(config: pytest.Config) -> list[str]:
     plugin = config.stash.get(RUN_KEY, None)
     if plugin is None:
         return []
-    left = plugin.run.left_behind
-    return [*foreign_warnings(plugin.foreign_writes), *([f"warning: {left}"] if left else [])]
+    return plugin.run.warnings(plugin.foreign_writes)
 
 
 def finished(config: pytest.Config) -> tuple[Coverage, Stopped | None, str | None]:

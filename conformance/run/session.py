@@ -27,7 +27,7 @@ from conformance.core.errors import (
     UsageError,
 )
 from conformance.core.outcomes import Outcome
-from conformance.core.queues import QueueNames, glob_escape
+from conformance.core.queues import QueueNames
 from conformance.run import batch
 from conformance.run.serial import run_vector
 from conformance.run.spec import RunOptions, profile_for
@@ -235,10 +235,13 @@ class Run:
                 verdict = replace(verdict, foreign_writes=tuple(seen))
         return verdict
 
-    def warnings(self) -> list[str]:
+    def warnings(self, foreign_writes: Counter[str] | None = None) -> list[str]:
         """What the run saw that may be wrong but is no verdict: on a shared server, keys
-        written outside the run's queues while vectors ran; keys the cleanup had to leave."""
-        return [*foreign_warnings(self.foreign_writes),
+        written outside the run's queues while vectors ran (`foreign_writes`: those of every
+        xdist worker, when the controller gathered them; else this run's); keys the cleanup
+        had to leave."""
+        seen = self.foreign_writes if foreign_writes is None else foreign_writes
+        return [*foreign_warnings(seen),
                 *([f"warning: {self.left_behind}"] if self.left_behind else [])]
 
     def _batched(self, now: list[Vector], later: list[Vector], protocol: Version) -> Verdict:
@@ -308,7 +311,7 @@ class Run:
                                         timeout=_INTERRUPTED_TIMEOUT_S if interrupted else None)
         except (redis.RedisError, RedisClusterException):
             return 0  # no cluster node answers
-        pattern = f"*{glob_escape(self.names.prefix)}*"
+        pattern = self.names.any_glob
         removed = 0
         batch: list[str] = []
         try:
