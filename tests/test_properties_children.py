@@ -5,10 +5,13 @@ child's items run in-process; where a child is refused; and a signal stops the c
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
 import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,6 +152,33 @@ def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
         assert run.client.lrange(child, 0, -1) == ["1"]  # not read and deleted by a batch
     finally:
         run.client.delete(child)
+
+
+def test_a_signal_between_two_forks_leaves_no_child_behind(
+        run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(children.os, "cpu_count", lambda: 2)
+    fork = multiprocessing.get_context("fork").Process
+    original = fork.start
+    forked: list[int] = []
+
+    def start_then_signal(self: Any) -> None:
+        original(self)
+        assert self.pid is not None
+        forked.append(self.pid)
+        if len(forked) == 1:  # as a Ctrl-C that lands before the child is on the list
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fork, "start", start_then_signal)
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            children.start(run, [("a", 400, 1), ("b", 400, 2)])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert forked and not survivors(set(forked), grace=0.5)
 
 
 @pytest.mark.slow

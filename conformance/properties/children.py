@@ -101,16 +101,28 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> PropertiesChildre
         stream.flush()
     children: list[_Child] = []
     by_item: dict[str, _Child] = {}
-    for index in range(count):
-        share = list(shards[index::count])
-        receiving, sending = multiprocessing.Pipe(duplex=False)
-        process = multiprocessing.get_context("fork").Process(
-            target=_child, args=(sending, run, share, index),
-            daemon=True)
-        process.start()
-        sending.close()
-        children.append(_Child(process, receiving))
-        by_item |= {name: children[-1] for name, _, _ in share}
+    # A signal that arrived between a fork and the append below would raise in this loop and
+    # leave a child no one stops: the signals wait until every child is on the list (each
+    # child unblocks them itself); one that arrived meanwhile is raised on unblocking, and the
+    # children started so far are stopped before it leaves.
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals.CAUGHT)
+    try:
+        try:
+            for index in range(count):
+                share = list(shards[index::count])
+                receiving, sending = multiprocessing.Pipe(duplex=False)
+                process = multiprocessing.get_context("fork").Process(
+                    target=_child, args=(sending, run, share, index),
+                    daemon=True)
+                process.start()
+                sending.close()
+                children.append(_Child(process, receiving))
+                by_item |= {name: children[-1] for name, _, _ in share}
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.CAUGHT)
+    except BaseException:
+        PropertiesChildren(children, by_item).stop()
+        raise
     return PropertiesChildren(children, by_item)
 
 
@@ -122,6 +134,7 @@ def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
     # anyway, and the server it writes to is the suite's own.
     for signum in signals.CAUGHT:
         signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.CAUGHT)  # blocked by `start` in the fork
     assert run.server is not None  # usable() checked that the suite owns one
     names = run.names.part(f"p{index}")
     # A database of its own: the vectors' snapshots and the child's each find the keys a
