@@ -4,14 +4,18 @@ it, on the serial path and in batches alike; the key is deleted."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
+import redis
 
+from conformance.candidates.base import Capabilities
 from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.errors import CandidateSkipped
 from conformance.core.outcomes import Outcome
-from conformance.core.queues import QueueNames
+from conformance.core.queues import QueueNames, QueueRef
 from conformance.core.resources import lua_dir
 from conformance.run import batch
 from conformance.run.serial import run_vector
@@ -20,7 +24,7 @@ from conformance.run.spec import RunOptions, profile_for
 from conformance.servers import ServerInfo, client_for
 from conformance.vectors import Vector
 from reference_impl import versions
-from reference_impl.ops import Add
+from reference_impl.ops import Add, Op, Result
 from tests.fault_helpers import ServerProcess, finish, run_in_background
 
 OUTSIDE = "key outside every queue of the run: bull:prod:wait"
@@ -131,3 +135,43 @@ def test_keys_the_final_sweep_must_leave_are_named(tmp_path: Path) -> None:
     finally:
         client.replicaof("NO", "ONE")
         server.stop()
+
+
+class _WritesThenSkips:
+    """A port whose add writes a key outside its queue and then skips the vector's next op,
+    as bullrs 0.0.3's adds write the set `""` before an op it lacks."""
+
+    name = "writes-then-skips"
+    version = "0"
+    capabilities = Capabilities()
+
+    def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
+        client.sadd("", f"{queue.base}1")
+        raise CandidateSkipped("this port has no such op")
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_a_skipped_vectors_stray_key_is_not_blamed_on_the_next_vector(
+        private: bool, redis_server: ServerInfo, all_vectors: list[Vector]) -> None:
+    server = dataclasses.replace(redis_server, owned=private)
+    client = client_for(redis_server)
+    vector = next(v for v in all_vectors if v.id == "band-bump/2-same-ms")
+    profile = profile_for("bullmq")
+    names = QueueNames()
+    try:
+        first = run_vector(vector, _WritesThenSkips(), client, profile, names, server,
+                           protocol=versions.CURRENT)
+        assert first.outcome is Outcome.SKIPPED
+        # Where every key is ours, the skipped vector's stray key went with it.
+        assert client.exists("") == (0 if private else 1)
+        candidate = ScriptsCandidate(lua_dir())
+        candidate.start(redis_server.url, profile)
+        try:
+            second = run_vector(vector, candidate, client, profile, names, server,
+                                protocol=versions.CURRENT)
+        finally:
+            candidate.close()
+        assert second.outcome is Outcome.PASSED or not private, second.diff
+    finally:
+        client.delete("")
+        client.close()

@@ -92,6 +92,8 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False
+    # On a server of our own, the keys go with the read: nothing is left to delete.
+    private = server is not None and server.private
     try:
         try:
             connection = seed(client, queue, dict(vector.given), seeded is not None)
@@ -103,8 +105,6 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 if early is not None:
                     break
             else:
-                # On a server of our own, the keys go with the read: nothing is left to delete.
-                private = server is not None and server.private
                 snap = snapshot.take(client, queue, finder, delete=True, private=private,
                                      run_prefix=names.root if private else "")
         except BaseException as exc:
@@ -122,7 +122,13 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                 # A refused cleanup must not hide why the vector ended (a server left busy by
                 # the candidate's script, say); a lost connection still ends the run.
                 with contextlib.suppress(redis.ResponseError, RedisClusterException):
-                    snapshot.delete_queue(client, queue, finder=finder)
+                    if private:
+                        # The ops before the one that ended it may have written outside the
+                        # queue too: those keys go now, not into the next vector's verdict.
+                        snapshot.take(client, queue, finder, delete=True, private=True,
+                                      run_prefix=names.root)
+                    else:
+                        snapshot.delete_queue(client, queue, finder=finder)
             else:
                 snapshot.delete_queue(client, queue, snap.names if snap is not None else None,
                                       finder)
