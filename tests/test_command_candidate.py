@@ -77,6 +77,17 @@ def test_adapter_check_reports_protocol_errors(redis_url: str) -> None:
     assert proc.stdout.count("skipped: not supported by faulty") == 10
 
 
+def test_adapter_check_takes_null_from_pause_and_resume_only(redis_url: str) -> None:
+    # Before 6.0.0 the pause script returns nothing: a port of those scripts answers null.
+    proc = cli("adapter", "check", f"{sys.executable} {FAULTY} pause-null", "--redis", redis_url)
+    assert proc.returncode == 0, proc.stdout
+    assert "ok   pause(): result null" in proc.stdout
+    assert "ok   resume(): result null" in proc.stdout
+    proc = cli("adapter", "check", f"{sys.executable} {FAULTY} pause-text", "--redis", redis_url)
+    assert proc.returncode == 1
+    assert 'FAIL pause(): result should be a JSON integer or null, got "0"' in proc.stdout
+
+
 def test_reply_schema() -> None:
     assert reply_problem({"seq": 1, "result": {"job": None, "ttl": 0, "next": 5}}) is None
     assert reply_problem({"seq": 1, "result": "7"}) is None

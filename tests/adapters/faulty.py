@@ -12,6 +12,8 @@ start-non-utf8 (a start reply that is not UTF-8), start-hang (never answers star
 (a valid errored reply to start). every-other-start:FILE fails to start (exit 2) when FILE does
 not exist, and creates it; when FILE exists it removes it, starts, and crashes on its first op.
 
+pause-null answers pause and resume with null (as a port of the 5.x scripts, which return
+nothing) and skips the rest; pause-text answers them with the string "0".
 skip-slow-stop:FILE skips every op, and on stop creates FILE and sleeps 30 s before answering.
 hang:FILE and start-hang:FILE are hang and start-hang that first create FILE, so that a test
 can wait until the adapter hangs.
@@ -88,6 +90,11 @@ for line in sys.stdin:
         break
     elif mode.startswith("skip-slow-stop:"):
         reply = {"seq": seq, "skipped": True, "reason": "skips everything"}
+    elif mode in ("pause-null", "pause-text"):
+        if request["op"]["op"] in ("pause", "resume"):
+            reply = {"seq": seq, "result": None if mode == "pause-null" else "0"}
+        else:
+            reply = {"seq": seq, "skipped": True, "reason": "only pauses"}
     elif mode == "runaway":
         _runaway(str(redis_url))
         continue
