@@ -139,6 +139,18 @@ case "$prefix" in "$BULLMQ_CONFORMANCE_CACHE_DIR"/*) ;; *) fail "npm prefix $pre
 npm ci --prefix "$prefix" --no-audit --no-fund --loglevel=error
 expect 0 "$bin" run -q --redis local --candidate bullmq-node
 
+step "bullmq-rust: built on first use from the wheel's sources (progress shown), then run warm"
+# The user cache, not this script's: ci/releases.sh later finds the same build there (the
+# wheel's sources are the checkout's, so their digest and build folder are the same).
+rust_cache="${XDG_CACHE_HOME:-$HOME/.cache}/bullmq-conformance"
+BULLMQ_CONFORMANCE_CACHE_DIR="$rust_cache" expect 0 "$bin" run -q --redis local --examples 0 \
+  --candidate bullmq-rust --expect "$repo/ci/expectations/bullmq-rust.yaml"
+BULLMQ_CONFORMANCE_CACHE_DIR="$rust_cache" expect 0 "$bin" run -q --redis local --examples 0 \
+  --candidate bullmq-rust --expect "$repo/ci/expectations/bullmq-rust.yaml"
+grep -q "building the bullmq-rust adapter" "$err" && fail "the second run built the adapter again"
+expect_line 4 "needs Rust's cargo" env BULLMQ_CONFORMANCE_CACHE_DIR="$work/no-rust" \
+  PATH="$(dirname "$bin")" "$bin" run -q --redis local --candidate bullmq-rust
+
 step "ci/gate.sh (the Action's command) from the wheel: reference, textbook, textbook gated"
 textbook="command:$venv/bin/python $repo/examples/textbook/adapter.py"
 gate() { BMQC_BIN="$bin" BMQC_PYTHON="$venv/bin/python" BMQC_REDIS=local bash "$repo/ci/gate.sh"; }

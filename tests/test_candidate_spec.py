@@ -13,7 +13,8 @@ from conformance.core import candidate_forms as forms
 from conformance.core.errors import UsageError
 from conformance.core.options import CANDIDATE
 
-LISTED = "reference | scripts:DIR | command:'CMD ARGS' | bullmq-node | bullmq-py"
+LISTED = ("reference | scripts:DIR | command:'CMD ARGS' | bullmq-node | bullmq-py | bullmq-rust | "
+          "port:NAME")
 
 
 def test_every_form_has_a_builder_and_every_builder_a_form() -> None:
@@ -36,6 +37,8 @@ def test_the_help_and_the_error_list_the_forms() -> None:
     ("command:", forms.COMMAND, ""),
     ("bullmq-node", forms.BULLMQ_NODE, ""),
     ("bullmq-py", forms.BULLMQ_PY, ""),
+    ("bullmq-rust", forms.BULLMQ_RUST, ""),
+    ("port:bullrs", forms.PORT, "bullrs"),
 ])
 def test_a_spec_is_parsed_into_its_form_and_argument(text: str, form: forms.SpecForm,
                                                      argument: str) -> None:

@@ -208,7 +208,11 @@ def test_built_page_in_chromium(chromium: str, tmp_path: Path) -> None:
         pytest.skip("BMQC_RELEASES_DIR names no ci/releases.sh output (.ci/run sets it)")
     out = Path(built).resolve()
     document = json.loads((out / "releases.json").read_text(encoding="utf-8"))
-    assert len(document["rows"]) == 38  # the pins of ci/releases.py, the Node client among them
+    assert len(document["rows"]) == 43  # the pins of ci/releases.py, the Node client among them
+    # The Rust SDK and the ports, through their bundled adapters.
+    assert {row["slug"] for row in document["rows"] if row["kind"] in ("sdk", "port")} == {
+        "sdk-crates-bullmq-official-1.4.4", "port-crates-bullrs-0.0.3",
+        "port-crates-bullmq-rs-2.2.0"}
     for row in document["rows"]:
         own = json.loads((out / "rows" / f"{row['slug']}.identify.json").read_text("utf-8"))
         assert row["identify"] == own, row["slug"]

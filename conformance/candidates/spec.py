@@ -15,6 +15,7 @@ from pathlib import Path
 from conformance.candidates.adapter.command import CommandCandidate
 from conformance.candidates.base import Candidate
 from conformance.candidates.clients.bullmq_node import node_candidate
+from conformance.candidates.clients.rust import BULLMQ_RUST, RUST_PORTS, rust_candidate
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.core import candidate_forms as forms
 from conformance.core.candidate_forms import SpecForm
@@ -74,6 +75,19 @@ def _bullmq_node(spec: CandidateSpec, timeout: float) -> Candidate:
     return node_candidate(timeout)
 
 
+def _bullmq_rust(spec: CandidateSpec, timeout: float) -> Candidate:
+    return rust_candidate(BULLMQ_RUST, timeout)
+
+
+def _port(spec: CandidateSpec, timeout: float) -> Candidate:
+    adapter = RUST_PORTS.get(spec.argument)
+    if adapter is None:
+        raise UsageError(f"--candidate {spec.text}: no bundled adapter for the port "
+                         f"{spec.argument!r}; the ports: {', '.join(sorted(RUST_PORTS))} "
+                         "(any other runs as command:'CMD' with an adapter of its own)")
+    return rust_candidate(adapter, timeout)
+
+
 def _bullmq_py(spec: CandidateSpec, timeout: float) -> Candidate:
     # Imported only when asked for: it imports the bullmq package (and its redis client).
     from conformance.candidates.clients.bullmq_py import PythonClientCandidate
@@ -88,4 +102,6 @@ BUILDERS: Mapping[SpecForm, Callable[[CandidateSpec, float], Candidate]] = {
     forms.COMMAND: _command,
     forms.BULLMQ_NODE: _bullmq_node,
     forms.BULLMQ_PY: _bullmq_py,
+    forms.BULLMQ_RUST: _bullmq_rust,
+    forms.PORT: _port,
 }

@@ -159,6 +159,48 @@ def _run_seconds(redis_spec: str, *extra: str, exit_code: int = Exit.OK) -> floa
     return elapsed
 
 
+#: The client candidates timed side by side (`bullmq-node` first: the others' ratios are to it).
+SDK_CANDIDATES = ("bullmq-node", "bullmq-rust")
+
+
+def _sdk_seconds(redis_spec: str, repeat: int) -> dict[str, float | str]:
+    """Best wall times of `run --examples 0` with each of `SDK_CANDIDATES`, warm (a first,
+    untimed run builds an adapter that is not yet built); the reason instead, for a candidate
+    that cannot run here (Node's packages or cargo missing). A client's known failures do not
+    matter here: exit 1 is timed like 0."""
+    found: dict[str, float | str] = {}
+    for candidate in SDK_CANDIDATES:
+        argv = [sys.executable, "-P", "-m", "conformance", "run", "-q", "--redis", redis_spec,
+                "--seed", "1", "--examples", "0", "--candidate", candidate]
+        times = []
+        for _ in range(repeat + 1):
+            start = time.perf_counter()
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+            times.append(time.perf_counter() - start)
+            if proc.returncode not in (Exit.OK, Exit.FAILED):
+                lines = (proc.stderr or proc.stdout).strip().splitlines()
+                found[candidate] = f"not timed: exit {proc.returncode}, " + \
+                    (lines[-1] if lines else "no output")
+                break
+        else:
+            found[candidate] = min(times[1:])
+    return found
+
+
+def _sdk_lines(found: dict[str, float | str]) -> list[str]:
+    base = found.get(SDK_CANDIDATES[0])
+    lines = ["  official clients, run --examples 0 (new processes, built and warm):"]
+    for candidate, seconds in found.items():
+        if isinstance(seconds, str):
+            lines.append(f"    {candidate:12}: {seconds}")
+        elif candidate == SDK_CANDIDATES[0] or not isinstance(base, float):
+            lines.append(f"    {candidate:12}: {seconds:6.2f} s")
+        else:
+            lines.append(f"    {candidate:12}: {seconds:6.2f} s, {seconds / base:4.2f}x "
+                         f"{SDK_CANDIDATES[0]} (target <= 1.5)")
+    return lines
+
+
 def _pass_fail_seconds(redis_spec: str, repeat: int, failing_spec: str,
                        *extra: str) -> tuple[float, float]:
     """Best wall times of the same run with the reference and with `failing_spec` (which must
@@ -256,6 +298,7 @@ def main(args: argparse.Namespace) -> int:
     # names a server we do not start or a cluster.
     own = "local" if servers.parse_spec(redis_spec).kind in ("url", "cluster") else redis_spec
     crowded = figures.crowded_runs(args.foreign_keys, args.foreign_timeout, spec=own)
+    sdks = _sdk_seconds(redis_spec, repeat)
     plain = _speedup(redis_spec, repeat)
     heavy = _speedup(redis_spec, 1, "--examples", str(HEAVY_EXAMPLES))
     plugin = [("pytest --version", _plugin_overhead(["--version"])),
@@ -285,6 +328,8 @@ def main(args: argparse.Namespace) -> int:
              "is shrunk")]):
         print(line)
     for line in [*figures.mutants_lines(mutants), *figures.crowded_lines(crowded)]:
+        print(line)
+    for line in _sdk_lines(sdks):
         print(line)
     print(f"  parallel, -n 2 on {os.cpu_count()} CPUs (new processes, same seed):")
     for label, (serial, parallel) in (("default run", plain),

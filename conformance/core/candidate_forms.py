@@ -36,7 +36,12 @@ BULLMQ_NODE = SpecForm("bullmq-node")
 #: The official PyPI client, in-process.
 BULLMQ_PY = SpecForm("bullmq-py")
 
+#: The official Rust SDK (crate `bullmq-official`), through the bundled Rust adapter.
+BULLMQ_RUST = SpecForm("bullmq-rust")
+#: A community port with a bundled adapter (`port:bullrs`, `port:bullmq-rs`).
+PORT = SpecForm("port", "NAME")
+
 #: Every form, in the order the help lists them.
-FORMS = (REFERENCE, SCRIPTS, COMMAND, BULLMQ_NODE, BULLMQ_PY)
+FORMS = (REFERENCE, SCRIPTS, COMMAND, BULLMQ_NODE, BULLMQ_PY, BULLMQ_RUST, PORT)
 #: The forms as one line of the help: `reference | scripts:DIR | ...`.
 USAGE = " | ".join(form.usage for form in FORMS)

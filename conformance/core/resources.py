@@ -8,6 +8,8 @@ Everything the command line reads at run time ships in the wheel under `conforma
     schemas/        report.schema.json and adapter-protocol.schema.json
     examples/       python_adapter.py, the example adapter of docs/ADAPTERS.md
     node-bullmq/    the adapter that drives the official Node client, with its npm lockfile
+    rust-bullmq/    the Rust adapter of the official Rust SDK (Cargo.toml, Cargo.lock, src/)
+    rust-ports/     the Rust adapters of the community ports, one folder each, the same way
 
 and the HTML report's `page.css` and `page.js` beside its code in `conformance/reports/`.
 
@@ -168,6 +170,15 @@ def node_adapter_source() -> Path:
     for name in NODE_ADAPTER_FILES:
         _file("node-bullmq", name)
     return _directory("node-bullmq")
+
+
+def rust_crate_source(folder: str, *files: str) -> Path:
+    """A bundled Rust crate: an adapter (`rust-bullmq`, `rust-ports/bullrs`, with its
+    Cargo.lock, the pins, and `src/main.rs`) or a library the adapters use by path
+    (`rust-clock`); its Cargo.toml and `files` verified."""
+    for name in ("Cargo.toml", *files):
+        _file(folder, name)
+    return _directory(folder)
 
 
 def report_asset(name: str) -> str:

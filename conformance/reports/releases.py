@@ -46,8 +46,8 @@ _SCHEMA: dict[str, Any] = {
             "properties": {
                 "name": {"type": "string"},
                 "slug": {"type": "string", "pattern": "^[a-z0-9][a-z0-9.-]*$"},
-                "kind": {"enum": ["scripts", "client"]},
-                "registry": {"enum": ["npm", "pypi"]},
+                "kind": {"enum": ["scripts", "client", "sdk", "port"]},
+                "registry": {"enum": ["npm", "pypi", "crates"]},
                 "package": {"type": "string"}, "version": {"type": "string"},
                 "protocol": {"type": ["string", "null"]},
                 "identify": {"type": "object",
@@ -96,8 +96,8 @@ class Release:
 
     name: str
     slug: str
-    kind: Literal["scripts", "client"]
-    registry: Literal["npm", "pypi"]
+    kind: Literal["scripts", "client", "sdk", "port"]
+    registry: Literal["npm", "pypi", "crates"]
     package: str
     version: str
     protocol: str | None

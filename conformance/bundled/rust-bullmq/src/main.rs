@@ -1,0 +1,244 @@
+//! bullmq-conformance adapter for the official Rust SDK, crate `bullmq-official` 1.4.4
+//! (imported as `bullmq`), speaking adapter protocol version 2 (docs/ADAPTERS.md).
+//!
+//! One JSON request per line on stdin, one JSON reply per line on stdout, in order and
+//! flushed; logs go to stderr. Every op goes through the SDK's public API (see the op table
+//! in the module docs of `queue_ops` and `worker_ops`); what that API cannot express is
+//! answered `skipped` with the missing API named, and a result the SDK drops is answered
+//! `errored`, never made up. Times come from the op: the SDK's `timestamp` job option for an
+//! add, and the pinned wall clock (crate `bullmq-conformance-clock`) for the calls that read
+//! `SystemTime::now()`.
+
+mod codes;
+mod protocol;
+mod queue_ops;
+mod session;
+mod worker_ops;
+
+use std::io::{BufRead, Write};
+
+use bullmq_conformance_clock as clock;
+use serde_json::{json, Value};
+
+use protocol::{op_reply, Op, OpResult, Outcome, Request, PROTOCOL};
+use session::Session;
+
+const SDK_NAME: &str = "bullmq-official";
+const SDK_VERSION: &str = "1.4.4";
+
+// The SDK reads `SystemTime::now()`: this executable answers it (see bullmq-conformance-clock).
+bullmq_conformance_clock::override_clock_gettime!();
+
+fn log(message: &str) {
+    eprintln!("[rust-bullmq adapter] {message}");
+}
+
+/// Writes one reply line and flushes it: the suite waits for each reply.
+fn reply(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{value}").and_then(|()| out.flush());
+    if let Err(err) = written {
+        log(&format!("cannot write a reply, exiting: {err}"));
+        std::process::exit(1);
+    }
+}
+
+/// Runs one op on the session's current queue.
+async fn run_op(session: &mut Session, queue: &str, base: Option<&str>, op: Value) -> OpResult {
+    session.enter(queue, base).await?;
+    let op: Op = serde_json::from_value(op)
+        .map_err(|err| Outcome::fail(format!("cannot read the op: {err}")))?;
+    match op {
+        Op::Add {
+            name,
+            timestamp,
+            data,
+            opts,
+            job_id,
+        } => queue_ops::add(session, &name, timestamp, data, opts, job_id).await,
+        Op::MoveToActive {
+            now,
+            token,
+            lock_duration,
+            limiter,
+            name,
+        } => queue_ops::move_to_active(session, now, &token, lock_duration, limiter, name).await,
+        Op::Promote { job_id } => queue_ops::promote(session, &job_id).await,
+        Op::ChangeDelay { job_id, delay, now } => {
+            queue_ops::change_delay(session, &job_id, delay, now).await
+        }
+        Op::ChangePriority {
+            job_id,
+            priority,
+            lifo,
+        } => queue_ops::change_priority(session, &job_id, priority, lifo).await,
+        Op::MoveToDelayed {
+            job_id,
+            now,
+            delay,
+            token,
+            skip_attempt,
+            fields,
+            fetch_next,
+        } => {
+            queue_ops::move_to_delayed(
+                session,
+                &job_id,
+                now,
+                delay,
+                &token,
+                skip_attempt,
+                fields,
+                fetch_next,
+            )
+            .await
+        }
+        Op::Pause => queue_ops::pause(session).await,
+        Op::Resume => queue_ops::resume(session).await,
+        Op::MoveToFinished {
+            job_id,
+            now,
+            target,
+            value,
+            token,
+            keep_jobs,
+            attempts,
+            fields,
+            fetch_next,
+            max_metrics_size,
+        } => {
+            worker_ops::move_to_finished(
+                session,
+                &job_id,
+                now,
+                &target,
+                value,
+                &token,
+                keep_jobs,
+                attempts,
+                fields,
+                fetch_next,
+                max_metrics_size,
+            )
+            .await
+        }
+        Op::RetryJob {} => worker_ops::retry_job(),
+        Op::ExtendLock {
+            job_id,
+            token,
+            duration,
+        } => worker_ops::extend_lock(session, &job_id, &token, duration).await,
+        Op::ExtendLocks {} => worker_ops::extend_locks(),
+        Op::ReleaseLock {} => worker_ops::release_lock(),
+        Op::MoveStalledJobsToWait {} => worker_ops::move_stalled_jobs_to_wait(),
+        Op::MoveJobFromActiveToWait { job_id, token } => {
+            worker_ops::move_job_from_active_to_wait(session, &job_id, &token).await
+        }
+        Op::GetRateLimitTtl { max_jobs } => worker_ops::get_rate_limit_ttl(session, max_jobs).await,
+        Op::RemoveDeduplicationKey {
+            deduplication_id,
+            job_id,
+        } => worker_ops::remove_deduplication_key(session, &deduplication_id, &job_id).await,
+        Op::RemoveJob {
+            job_id,
+            remove_children,
+        } => worker_ops::remove_job(session, &job_id, remove_children).await,
+        Op::UpdateProgress { job_id, progress } => {
+            worker_ops::update_progress(session, &job_id, progress).await
+        }
+        Op::UpdateData { job_id, data } => worker_ops::update_data(session, &job_id, data).await,
+        Op::AddLog {
+            job_id,
+            row,
+            keep_logs,
+        } => worker_ops::add_log(session, &job_id, &row, keep_logs).await,
+    }
+}
+
+fn main() {
+    if let Err(why) = clock::self_check() {
+        log(&why);
+        std::process::exit(3);
+    }
+    // One thread: requests come one at a time, and the SDK's connection tasks only run while
+    // a request is being served, so nothing moves in Redis between replies.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|err| {
+            log(&format!("cannot build the tokio runtime: {err}"));
+            std::process::exit(3);
+        });
+    let mut session: Option<Session> = None;
+
+    for line in std::io::stdin().lock().lines() {
+        let line = match line {
+            Ok(line) => line,
+            Err(err) => {
+                log(&format!("cannot read stdin: {err}"));
+                break;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let raw: Value = match serde_json::from_str(&line) {
+            Ok(raw) => raw,
+            Err(err) => {
+                log(&format!("unparseable request ({err}): {line}"));
+                continue;
+            }
+        };
+        let seq = raw.get("seq").cloned().unwrap_or(Value::Null);
+        let request: Request = match serde_json::from_value(raw) {
+            Ok(request) => request,
+            Err(err) => {
+                let failure = Outcome::fail(format!("unknown or malformed request: {err}"));
+                reply(&op_reply(&seq, Err(failure)));
+                continue;
+            }
+        };
+        match request {
+            Request::Start { redis, profile } => {
+                if let Some(mut old) = session.take() {
+                    runtime.block_on(old.shutdown());
+                }
+                match runtime.block_on(Session::start(&redis, profile)) {
+                    Ok(started) => session = Some(started),
+                    Err(why) => {
+                        // A profile or server the SDK cannot use: fail the start loudly, with
+                        // the cause as the last stderr line.
+                        log(&why);
+                        std::process::exit(2);
+                    }
+                }
+                reply(&json!({
+                    "seq": seq,
+                    "implementation": {
+                        "name": SDK_NAME,
+                        "version": SDK_VERSION,
+                        "language": "rust",
+                    },
+                    "protocol": PROTOCOL,
+                }));
+            }
+            Request::Op { queue, base, op } => {
+                let result = match session.as_mut() {
+                    Some(session) => runtime.block_on(run_op(session, &queue, base.as_deref(), op)),
+                    None => Err(Outcome::fail("op before start")),
+                };
+                reply(&op_reply(&seq, result));
+            }
+            Request::Stop => {
+                if let Some(mut old) = session.take() {
+                    runtime.block_on(old.shutdown());
+                }
+                reply(&json!({"seq": seq, "stopped": true}));
+                return;
+            }
+        }
+    }
+    if let Some(mut old) = session.take() {
+        runtime.block_on(old.shutdown());
+    }
+}

@@ -1,0 +1,213 @@
+//! Adapter protocol version 2 (docs/ADAPTERS.md): requests, ops and replies.
+//!
+//! Every op field is read as the vector writes it. Integers are `u64`/`i64`: the schema keeps
+//! every time, delay and count within 2^53, so nothing is rounded on the way to the SDK.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// A JSON object (an op's `fields`).
+pub type Map = serde_json::Map<String, Value>;
+
+/// The adapter protocol version this adapter speaks: 2, with the worker half's ops.
+pub const PROTOCOL: u64 = 2;
+
+/// One request line.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Request {
+    Start {
+        redis: String,
+        profile: Profile,
+    },
+    Op {
+        queue: String,
+        base: Option<String>,
+        op: Value,
+    },
+    Stop,
+}
+
+/// The start request's key profile.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Profile {
+    pub prefix: String,
+    #[serde(default)]
+    pub hash_tag: bool,
+}
+
+/// A worker's rate limiter, as the op spells it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Limiter {
+    pub max: u64,
+    pub duration: Option<u64>,
+}
+
+/// moveToFinished's keepJobs: the packed removeOnComplete / removeOnFail.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct KeepJobs {
+    pub count: Option<i64>,
+    pub age: Option<f64>,
+    pub limit: Option<u64>,
+}
+
+/// add's deduplication option, stored by the scripts as `de`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Dedup {
+    pub id: String,
+    pub ttl: Option<u64>,
+    pub extend: Option<bool>,
+    pub replace: Option<bool>,
+}
+
+/// add's opts: the options the add scripts read.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AddOpts {
+    pub delay: Option<u64>,
+    pub priority: Option<u64>,
+    pub lifo: Option<bool>,
+    pub de: Option<Dedup>,
+}
+
+/// One `when` step of a vector. Unknown fields are ignored, as the Node adapter does.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum Op {
+    Add {
+        name: String,
+        timestamp: u64,
+        #[serde(default)]
+        data: Value,
+        #[serde(default)]
+        opts: Option<AddOpts>,
+        job_id: Option<String>,
+    },
+    MoveToActive {
+        now: u64,
+        token: String,
+        lock_duration: Option<u64>,
+        limiter: Option<Limiter>,
+        name: Option<String>,
+    },
+    Promote {
+        job_id: String,
+    },
+    ChangeDelay {
+        job_id: String,
+        delay: u64,
+        now: u64,
+    },
+    ChangePriority {
+        job_id: String,
+        priority: u64,
+        #[serde(default)]
+        lifo: bool,
+    },
+    MoveToDelayed {
+        job_id: String,
+        now: u64,
+        delay: u64,
+        token: String,
+        #[serde(default)]
+        skip_attempt: bool,
+        fields: Option<Map>,
+        #[serde(default)]
+        fetch_next: bool,
+    },
+    Pause,
+    Resume,
+    MoveToFinished {
+        job_id: String,
+        now: u64,
+        target: String,
+        value: Option<String>,
+        token: String,
+        keep_jobs: Option<KeepJobs>,
+        attempts: Option<u64>,
+        fields: Option<Map>,
+        #[serde(default)]
+        fetch_next: bool,
+        max_metrics_size: Option<u64>,
+    },
+    RetryJob {},
+    ExtendLock {
+        job_id: String,
+        token: String,
+        duration: u64,
+    },
+    ExtendLocks {},
+    ReleaseLock {},
+    MoveStalledJobsToWait {},
+    MoveJobFromActiveToWait {
+        job_id: String,
+        token: String,
+    },
+    GetRateLimitTtl {
+        max_jobs: Option<u64>,
+    },
+    RemoveDeduplicationKey {
+        deduplication_id: String,
+        job_id: String,
+    },
+    RemoveJob {
+        job_id: String,
+        remove_children: Option<bool>,
+    },
+    UpdateProgress {
+        job_id: String,
+        #[serde(default)]
+        progress: Value,
+    },
+    UpdateData {
+        job_id: String,
+        #[serde(default)]
+        data: Value,
+    },
+    AddLog {
+        job_id: String,
+        row: String,
+        keep_logs: Option<u64>,
+    },
+}
+
+/// Why an op produced no result.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The SDK cannot express this op or these arguments through its public API.
+    Skip(String),
+    /// The SDK (or the adapter) failed; `traceback` holds the error's debug form.
+    Fail { message: String, traceback: String },
+}
+
+impl Outcome {
+    pub fn fail(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Outcome::Fail {
+            traceback: message.clone(),
+            message,
+        }
+    }
+}
+
+impl From<bullmq::Error> for Outcome {
+    fn from(err: bullmq::Error) -> Self {
+        Outcome::Fail {
+            message: err.to_string(),
+            traceback: format!("{err:?}"),
+        }
+    }
+}
+
+/// What an op gives back: its protocol result, or why there is none.
+pub type OpResult = Result<Value, Outcome>;
+
+/// The reply line for an op's outcome.
+pub fn op_reply(seq: &Value, result: OpResult) -> Value {
+    match result {
+        Ok(value) => json!({"seq": seq, "result": value}),
+        Err(Outcome::Skip(reason)) => json!({"seq": seq, "skipped": true, "reason": reason}),
+        Err(Outcome::Fail { message, traceback }) => {
+            json!({"seq": seq, "errored": true, "message": message, "traceback": traceback})
+        }
+    }
+}
