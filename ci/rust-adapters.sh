@@ -11,9 +11,9 @@ from conformance.candidates.clients import rust
 for adapter in (rust.BULLMQ_RUST, *rust.RUST_PORTS.values()):
     print(f"{adapter.spec}: {rust.built_adapter(adapter)}", flush=True)
 PY
-# The clock pin's own test (its lockfile serves only this: a crate used by path builds with the
+# The shared crate's own tests (the protocol loop, the clock pin) (its lockfile serves only this: a crate used by path builds with the
 # adapter's).
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-cargo test -q --release --locked --manifest-path conformance/bundled/rust-clock/Cargo.toml \
+cargo test -q --release --locked --manifest-path conformance/bundled/rust-adapter/Cargo.toml \
   --target-dir "$scratch"

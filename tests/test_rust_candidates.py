@@ -43,12 +43,12 @@ def _cargo(tmp_path: Path, script: str) -> Path:
 @pytest.fixture
 def crate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     source = _crate(tmp_path)
-    shared = tmp_path / "rust-clock"
+    shared = tmp_path / "rust-adapter"
     (shared / "src").mkdir(parents=True)
     (shared / "Cargo.toml").write_text('[package]\nname = "clock"\n')
     (shared / "src" / "lib.rs").write_text("pub fn pinned() {}\n")
     monkeypatch.setattr(rust, "rust_crate_source",
-                        lambda folder, *files: shared if folder == "rust-clock" else source)
+                        lambda folder, *files: shared if folder == "rust-adapter" else source)
     monkeypatch.setenv(resources.CACHE_ENV, str(tmp_path / "cache"))
     return source
 
@@ -78,7 +78,7 @@ def test_the_first_use_builds_once_and_later_uses_start_the_built_program(
     (crate / "Cargo.lock").write_text("version = 4\n# another pin\n")
     repinned = rust.built_adapter(_ADAPTER)
     assert repinned.parent.parent != program.parent.parent
-    (tmp_path / "rust-clock" / "src" / "lib.rs").write_text("pub fn pinned() { }\n")
+    (tmp_path / "rust-adapter" / "src" / "lib.rs").write_text("pub fn pinned() { }\n")
     assert rust.built_adapter(_ADAPTER).parent.parent not in (program.parent.parent,
                                                              repinned.parent.parent)
 

@@ -175,7 +175,7 @@ def node_adapter_source() -> Path:
 def rust_crate_source(folder: str, *files: str) -> Path:
     """A bundled Rust crate: an adapter (`rust-bullmq`, `rust-ports/bullrs`, with its
     Cargo.lock, the pins, and `src/main.rs`) or a library the adapters use by path
-    (`rust-clock`); its Cargo.toml and `files` verified."""
+    (`rust-adapter`); its Cargo.toml and `files` verified."""
     for name in ("Cargo.toml", *files):
         _file(folder, name)
     return _directory(folder)

@@ -102,10 +102,14 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> PropertiesChildre
     children: list[_Child] = []
     by_item: dict[str, _Child] = {}
     # A signal that arrived between a fork and the append below would raise in this loop and
-    # leave a child no one stops: the signals wait until every child is on the list (each
-    # child unblocks them itself); one that arrived meanwhile is raised on unblocking, and the
-    # children started so far are stopped before it leaves.
-    signal.pthread_sigmask(signal.SIG_BLOCK, signals.CAUGHT)
+    # leave a child no one stops. So the caught signals are only noted while the children are
+    # forked, and raised again once every child is on the list; the children started so far
+    # are then stopped on the way out. (A handler, not a signal mask: a mask covers only the
+    # calling thread, and the kernel hands a process's signal to any thread that does not
+    # block it.)
+    noted: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: noted.append(signum))
+                for signum in signals.CAUGHT}
     try:
         try:
             for index in range(count):
@@ -119,7 +123,10 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> PropertiesChildre
                 children.append(_Child(process, receiving))
                 by_item |= {name: children[-1] for name, _, _ in share}
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.CAUGHT)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            for number in dict.fromkeys(noted):
+                signal.raise_signal(number)
     except BaseException:
         PropertiesChildren(children, by_item).stop()
         raise
@@ -134,7 +141,6 @@ def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
     # anyway, and the server it writes to is the suite's own.
     for signum in signals.CAUGHT:
         signal.signal(signum, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals.CAUGHT)  # blocked by `start` in the fork
     assert run.server is not None  # usable() checked that the suite owns one
     names = run.names.part(f"p{index}")
     # A database of its own: the vectors' snapshots and the child's each find the keys a

@@ -59,8 +59,9 @@ RUST_PORTS = {
 }
 
 
-#: The bundled library crates every adapter builds from by path (the pinned clock).
-SHARED_CRATES = ("rust-clock",)
+#: The bundled library crates every adapter builds from by path (the protocol loop and the
+#: clock pin).
+SHARED_CRATES = ("rust-adapter",)
 
 
 def _digest(crates: dict[str, Path]) -> str:

@@ -1,13 +1,14 @@
 //! bullmq-conformance adapter for the official Rust SDK, crate `bullmq-official` 1.4.4
 //! (imported as `bullmq`), speaking adapter protocol version 2 (docs/ADAPTERS.md).
 //!
-//! One JSON request per line on stdin, one JSON reply per line on stdout, in order and
-//! flushed; logs go to stderr. Every op goes through the SDK's public API (see the op table
-//! in the module docs of `queue_ops` and `worker_ops`); what that API cannot express is
-//! answered `skipped` with the missing API named, and a result the SDK drops is answered
-//! `errored`, never made up. Times come from the op: the SDK's `timestamp` job option for an
-//! add, and the pinned wall clock (crate `bullmq-conformance-clock`) for the calls that read
-//! `SystemTime::now()`.
+//! The protocol loop (one JSON request per line on stdin, one JSON reply per line on stdout, in
+//! order and flushed; logs on stderr) is the shared one of crate `bullmq-conformance-adapter`
+//! (`serve`); this file gives it the SDK's start, ops and stop. Every op goes through the SDK's
+//! public API (see the op table in the module docs of `queue_ops` and `worker_ops`); what that
+//! API cannot express is answered `skipped` with the missing API named, and a result the SDK
+//! drops is answered `errored`, never made up. Times come from the op: the SDK's `timestamp`
+//! job option for an add, and the pinned wall clock (the shared crate's `clock`) for the calls
+//! that read `SystemTime::now()`.
 
 mod codes;
 mod protocol;
@@ -15,32 +16,23 @@ mod queue_ops;
 mod session;
 mod worker_ops;
 
-use std::io::{BufRead, Write};
+use bullmq_conformance_adapter::clock;
+use bullmq_conformance_adapter::serve::{self, Adapter, Failure};
+use serde::Deserialize;
+use serde_json::Value;
 
-use bullmq_conformance_clock as clock;
-use serde_json::{json, Value};
-
-use protocol::{op_reply, Op, OpResult, Outcome, Request, PROTOCOL};
+use protocol::{Op, OpRequest, OpResult, Outcome, Start, PROTOCOL};
 use session::Session;
 
 const SDK_NAME: &str = "bullmq-official";
 const SDK_VERSION: &str = "1.4.4";
+const LOG_NAME: &str = "rust-bullmq adapter";
 
-// The SDK reads `SystemTime::now()`: this executable answers it (see bullmq-conformance-clock).
-bullmq_conformance_clock::override_clock_gettime!();
+// The SDK reads `SystemTime::now()`: this executable answers it (see the shared crate's clock).
+bullmq_conformance_adapter::override_clock_gettime!();
 
 fn log(message: &str) {
-    eprintln!("[rust-bullmq adapter] {message}");
-}
-
-/// Writes one reply line and flushes it: the suite waits for each reply.
-fn reply(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let written = writeln!(out, "{value}").and_then(|()| out.flush());
-    if let Err(err) = written {
-        log(&format!("cannot write a reply, exiting: {err}"));
-        std::process::exit(1);
-    }
+    eprintln!("[{LOG_NAME}] {message}");
 }
 
 /// Runs one op on the session's current queue.
@@ -155,10 +147,44 @@ async fn run_op(session: &mut Session, queue: &str, base: Option<&str>, op: Valu
     }
 }
 
+/// The SDK as the protocol loop drives it, on the adapter's own runtime.
+struct Sdk {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Adapter for Sdk {
+    const NAME: &'static str = SDK_NAME;
+    const VERSION: &'static str = SDK_VERSION;
+    const PROTOCOL: Option<u64> = Some(PROTOCOL);
+    type Session = Session;
+
+    /// A profile or server the SDK cannot use fails the start, with the cause.
+    fn start(&mut self, request: &Value) -> Result<Session, String> {
+        let start =
+            Start::deserialize(request).map_err(|err| format!("malformed start request: {err}"))?;
+        self.runtime
+            .block_on(Session::start(&start.redis, start.profile))
+    }
+
+    fn op(&mut self, session: &mut Session, request: &Value) -> Result<Value, Failure> {
+        let request = OpRequest::deserialize(request)
+            .map_err(|err| Outcome::fail(format!("malformed op request: {err}")))?;
+        let queue = request.queue.as_str();
+        let base = request.base.as_deref();
+        Ok(self
+            .runtime
+            .block_on(run_op(session, queue, base, request.op))?)
+    }
+
+    fn stop(&mut self, mut session: Session) {
+        self.runtime.block_on(session.shutdown());
+    }
+}
+
 fn main() {
     if let Err(why) = clock::self_check() {
         log(&why);
-        std::process::exit(3);
+        std::process::exit(2);
     }
     // One thread: requests come one at a time, and the SDK's connection tasks only run while
     // a request is being served, so nothing moves in Redis between replies.
@@ -167,78 +193,7 @@ fn main() {
         .build()
         .unwrap_or_else(|err| {
             log(&format!("cannot build the tokio runtime: {err}"));
-            std::process::exit(3);
+            std::process::exit(2);
         });
-    let mut session: Option<Session> = None;
-
-    for line in std::io::stdin().lock().lines() {
-        let line = match line {
-            Ok(line) => line,
-            Err(err) => {
-                log(&format!("cannot read stdin: {err}"));
-                break;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let raw: Value = match serde_json::from_str(&line) {
-            Ok(raw) => raw,
-            Err(err) => {
-                log(&format!("unparseable request ({err}): {line}"));
-                continue;
-            }
-        };
-        let seq = raw.get("seq").cloned().unwrap_or(Value::Null);
-        let request: Request = match serde_json::from_value(raw) {
-            Ok(request) => request,
-            Err(err) => {
-                let failure = Outcome::fail(format!("unknown or malformed request: {err}"));
-                reply(&op_reply(&seq, Err(failure)));
-                continue;
-            }
-        };
-        match request {
-            Request::Start { redis, profile } => {
-                if let Some(mut old) = session.take() {
-                    runtime.block_on(old.shutdown());
-                }
-                match runtime.block_on(Session::start(&redis, profile)) {
-                    Ok(started) => session = Some(started),
-                    Err(why) => {
-                        // A profile or server the SDK cannot use: fail the start loudly, with
-                        // the cause as the last stderr line.
-                        log(&why);
-                        std::process::exit(2);
-                    }
-                }
-                reply(&json!({
-                    "seq": seq,
-                    "implementation": {
-                        "name": SDK_NAME,
-                        "version": SDK_VERSION,
-                        "language": "rust",
-                    },
-                    "protocol": PROTOCOL,
-                }));
-            }
-            Request::Op { queue, base, op } => {
-                let result = match session.as_mut() {
-                    Some(session) => runtime.block_on(run_op(session, &queue, base.as_deref(), op)),
-                    None => Err(Outcome::fail("op before start")),
-                };
-                reply(&op_reply(&seq, result));
-            }
-            Request::Stop => {
-                if let Some(mut old) = session.take() {
-                    runtime.block_on(old.shutdown());
-                }
-                reply(&json!({"seq": seq, "stopped": true}));
-                return;
-            }
-        }
-    }
-    if let Some(mut old) = session.take() {
-        runtime.block_on(old.shutdown());
-    }
+    serve::serve(Sdk { runtime }, LOG_NAME)
 }

@@ -1,10 +1,11 @@
-//! Adapter protocol version 2 (docs/ADAPTERS.md): requests, ops and replies.
+//! Adapter protocol version 2 (docs/ADAPTERS.md): requests, ops and their outcomes.
 //!
 //! Every op field is read as the vector writes it. Integers are `u64`/`i64`: the schema keeps
 //! every time, delay and count within 2^53, so nothing is rounded on the way to the SDK.
 
+use bullmq_conformance_adapter::serve::Failure;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// A JSON object (an op's `fields`).
 pub type Map = serde_json::Map<String, Value>;
@@ -12,20 +13,19 @@ pub type Map = serde_json::Map<String, Value>;
 /// The adapter protocol version this adapter speaks: 2, with the worker half's ops.
 pub const PROTOCOL: u64 = 2;
 
-/// One request line.
+/// A `start` request's fields (the loop has read its `seq` and `type`).
 #[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-pub enum Request {
-    Start {
-        redis: String,
-        profile: Profile,
-    },
-    Op {
-        queue: String,
-        base: Option<String>,
-        op: Value,
-    },
-    Stop,
+pub struct Start {
+    pub redis: String,
+    pub profile: Profile,
+}
+
+/// An `op` request's fields.
+#[derive(Debug, Deserialize)]
+pub struct OpRequest {
+    pub queue: String,
+    pub base: Option<String>,
+    pub op: Value,
 }
 
 /// The start request's key profile.
@@ -198,16 +198,16 @@ impl From<bullmq::Error> for Outcome {
     }
 }
 
-/// What an op gives back: its protocol result, or why there is none.
-pub type OpResult = Result<Value, Outcome>;
-
-/// The reply line for an op's outcome.
-pub fn op_reply(seq: &Value, result: OpResult) -> Value {
-    match result {
-        Ok(value) => json!({"seq": seq, "result": value}),
-        Err(Outcome::Skip(reason)) => json!({"seq": seq, "skipped": true, "reason": reason}),
-        Err(Outcome::Fail { message, traceback }) => {
-            json!({"seq": seq, "errored": true, "message": message, "traceback": traceback})
+/// The loop's failure for an op's outcome (an enum of this crate, so that `?` can turn a
+/// `bullmq::Error` into it).
+impl From<Outcome> for Failure {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Skip(reason) => Failure::Skip(reason),
+            Outcome::Fail { message, traceback } => Failure::Error { message, traceback },
         }
     }
 }
+
+/// What an op gives back: its protocol result, or why there is none.
+pub type OpResult = Result<Value, Outcome>;

@@ -3,7 +3,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use bullmq::{DeduplicationOptions, Error, Job, JobOptions};
-use bullmq_conformance_clock as clock;
+use bullmq_conformance_adapter::clock;
 use serde_json::{json, Value};
 
 use crate::codes::code_of;

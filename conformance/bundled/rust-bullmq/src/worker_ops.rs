@@ -3,7 +3,7 @@
 
 use bullmq::types::JobProgress;
 use bullmq::Error;
-use bullmq_conformance_clock as clock;
+use bullmq_conformance_adapter::clock;
 use serde_json::{json, Value};
 
 use crate::codes::{code_of, value_or_code};

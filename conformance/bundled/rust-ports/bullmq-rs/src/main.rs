@@ -37,15 +37,15 @@
 //! suite's `base` against prefix + ":" + `Queue::name()` + ":", the string that builder makes.
 //!
 //! Clock: the port reads `SystemTime::now()` for the job timestamp (`Job::new`), every script
-//! call's time and more; each op with a time runs with the wall clock pinned to it (crate
-//! `bullmq-conformance-clock`), and an op without one that reads the clock is logged. Logs go to
-//! stderr only.
+//! call's time and more; each op with a time runs with the wall clock pinned to it (the `clock` of
+//! crate `bullmq-conformance-adapter`, whose `serve` runs the protocol loop), and an op without one
+//! that reads the clock is logged. Logs go to stderr only.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use bullmq_conformance_clock as clock;
+use bullmq_conformance_adapter::clock;
+use bullmq_conformance_adapter::serve::{self, Adapter, Failure};
 use bullmq_rs::{BullmqError, DeduplicationOptions, Job, JobOptions, Queue, QueueBuilder, RedisConnection};
 use serde_json::{json, Map, Value};
 
@@ -56,33 +56,15 @@ const PROTOCOL: u64 = 2;
 /// `Queue::get_next_job` locks for this long (queue.rs:1202).
 const PORT_LOCK_MS: i64 = 30_000;
 
-// The port reads `SystemTime::now()`: this executable answers it (see bullmq-conformance-clock).
-bullmq_conformance_clock::override_clock_gettime!();
+// The port reads `SystemTime::now()`: this executable answers it (see bullmq-conformance-adapter's clock).
+bullmq_conformance_adapter::override_clock_gettime!();
 
 type JobQueue = Queue<Value>;
 
-enum Failure {
-    /// The port cannot express the op: a `skipped` reply.
-    Skip(String),
-    /// The port (or the connection) raised: an `errored` reply.
-    Error { message: String, traceback: String },
-}
-
-fn error(message: impl Into<String>) -> Failure {
-    let message = message.into();
-    Failure::Error { traceback: message.clone(), message }
-}
-
-fn skip(reason: impl Into<String>) -> Failure {
-    Failure::Skip(reason.into())
-}
-
-fn port_error(context: &str, e: &BullmqError) -> Failure {
-    Failure::Error { message: format!("{context}: {e}"), traceback: format!("{e:?}") }
-}
+const LOG_NAME: &str = "bullmq-rs adapter";
 
 macro_rules! log {
-    ($($arg:tt)*) => { eprintln!("[bullmq-rs adapter] {}", format!($($arg)*)) };
+    ($($arg:tt)*) => { eprintln!("[{LOG_NAME}] {}", format!($($arg)*)) };
 }
 
 /// The queue of the current vector, and the Jobs its `moveToActive` ops fetched (by id), each
@@ -111,7 +93,7 @@ impl Session {
                 .prefix(self.prefix.clone())
                 .build::<Value>()
                 .await
-                .map_err(|e| port_error("QueueBuilder::build", &e))?;
+                .map_err(|e| Failure::raised("QueueBuilder::build", &e))?;
             self.current = Some(Current { name: queue.to_string(), queue: q, fetched: HashMap::new() });
         }
         let current = self.current.as_mut().expect("set above");
@@ -120,7 +102,7 @@ impl Session {
         let port_base = format!("{}:{}:", self.prefix, current.queue.name());
         if let Some(base) = base {
             if base != port_base {
-                return Err(error(format!(
+                return Err(Failure::error(format!(
                     "bullmq-rs builds BASE {port_base:?} for queue {queue:?}, but the suite expects {base:?}"
                 )));
             }
@@ -149,13 +131,13 @@ fn as_int(v: &Value) -> Option<i64> {
 }
 
 fn int_field(op: &Value, name: &str) -> Result<i64, Failure> {
-    let v = field(op, name).ok_or_else(|| error(format!("op has no {name}")))?;
-    as_int(v).ok_or_else(|| error(format!("op field {name} is not an integer: {v}")))
+    let v = field(op, name).ok_or_else(|| Failure::error(format!("op has no {name}")))?;
+    as_int(v).ok_or_else(|| Failure::error(format!("op field {name} is not an integer: {v}")))
 }
 
 fn uint_field(op: &Value, name: &str) -> Result<u64, Failure> {
     let i = int_field(op, name)?;
-    u64::try_from(i).map_err(|_| error(format!("op field {name} is negative: {i}")))
+    u64::try_from(i).map_err(|_| Failure::error(format!("op field {name} is negative: {i}")))
 }
 
 fn bool_field(op: &Value, name: &str) -> bool {
@@ -171,7 +153,7 @@ fn text(v: &Value) -> String {
 }
 
 fn text_field(op: &Value, name: &str) -> Result<String, Failure> {
-    field(op, name).map(text).ok_or_else(|| error(format!("op has no {name}")))
+    field(op, name).map(text).ok_or_else(|| Failure::error(format!("op has no {name}")))
 }
 
 /// The op's token; the protocol's default is "tok".
@@ -210,7 +192,7 @@ fn code_or_error(e: BullmqError, script: &str, call: &str) -> Result<Value, Fail
                 ),
                 traceback: format!("{e:?}"),
             },
-            other => port_error(call, &other),
+            other => Failure::raised(call, &other),
         }),
     }
 }
@@ -223,11 +205,11 @@ fn fetched_job<'a>(current: &'a mut Current, op: &Value, what: &str) -> Result<&
     let token = token_of(op);
     match current.fetched.get_mut(&id) {
         Some((held, job)) if *held == token => Ok(job),
-        Some((held, _)) => Err(skip(format!(
+        Some((held, _)) => Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION} runs {what} only on the Job that Queue::get_next_job(token) returned \
              (Job::lock_token is pub(crate)); job {id} was fetched with token {held:?}, the op holds {token:?}"
         ))),
-        None => Err(skip(format!(
+        None => Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION} runs {what} only on the Job that Queue::get_next_job(token) returned \
              (Job::lock_token is pub(crate)); no moveToActive of this vector fetched job {id}"
         ))),
@@ -249,7 +231,7 @@ fn unloadable(e: &BullmqError, call: &str) -> Option<Failure> {
         "timestamp" => 200,
         _ => return None,
     };
-    Some(skip(format!(
+    Some(Failure::skip(format!(
         "bullmq-rs {PORT_VERSION} cannot load a job hash without a {missing_field} field (job.rs:{line}, through {call}); \
          the vector's seeded job has none"
     )))
@@ -261,11 +243,11 @@ async fn job_by_id(queue: &JobQueue, op: &Value, what: &str) -> Result<Job<Value
     let id = text_field(op, "jobId")?;
     match queue.get_job(&id).await {
         Ok(Some(job)) => Ok(job),
-        Ok(None) => Err(skip(format!(
+        Ok(None) => Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION} has no {what} by job id: it is a method of the Job that \
              Queue::get_job returns, and that is None for job {id}, which has no hash"
         ))),
-        Err(e) => Err(unloadable(&e, "Queue::get_job queue.rs:400").unwrap_or_else(|| port_error("Queue::get_job", &e))),
+        Err(e) => Err(unloadable(&e, "Queue::get_job queue.rs:400").unwrap_or_else(|| Failure::raised("Queue::get_job", &e))),
     }
 }
 
@@ -278,7 +260,7 @@ fn add_options(op: &Value) -> Result<JobOptions, Failure> {
     let opts = match field(op, "opts") {
         None => &empty,
         Some(Value::Object(m)) => m,
-        Some(other) => return Err(error(format!("add opts is not an object: {other}"))),
+        Some(other) => return Err(Failure::error(format!("add opts is not an object: {other}"))),
     };
     for (key, value) in opts {
         if value.is_null() {
@@ -288,29 +270,29 @@ fn add_options(op: &Value) -> Result<JobOptions, Failure> {
             "delay" => {
                 let ms = as_int(value)
                     .and_then(|ms| u64::try_from(ms).ok())
-                    .ok_or_else(|| error(format!("opts.delay is not a non-negative integer: {value}")))?;
+                    .ok_or_else(|| Failure::error(format!("opts.delay is not a non-negative integer: {value}")))?;
                 options.delay = Some(Duration::from_millis(ms));
             }
             "priority" => {
-                let p = as_int(value).ok_or_else(|| error(format!("opts.priority is not an integer: {value}")))?;
+                let p = as_int(value).ok_or_else(|| Failure::error(format!("opts.priority is not an integer: {value}")))?;
                 let p = u32::try_from(p).map_err(|_| {
-                    skip(format!("bullmq-rs {PORT_VERSION}'s JobOptions::priority is a u32; the op's priority is {p}"))
+                    Failure::skip(format!("bullmq-rs {PORT_VERSION}'s JobOptions::priority is a u32; the op's priority is {p}"))
                 })?;
                 options.priority = Some(p);
             }
             "lifo" => match value.as_bool() {
                 Some(false) => {}
                 Some(true) => {
-                    return Err(skip(format!(
+                    return Err(Failure::skip(format!(
                         "bullmq-rs {PORT_VERSION} has no lifo add option (JobOptions, types.rs:63)"
                     )))
                 }
-                None => return Err(error(format!("opts.lifo is not a boolean: {value}"))),
+                None => return Err(Failure::error(format!("opts.lifo is not a boolean: {value}"))),
             },
             "de" => {
-                let de = value.as_object().ok_or_else(|| error(format!("opts.de is not an object: {value}")))?;
+                let de = value.as_object().ok_or_else(|| Failure::error(format!("opts.de is not an object: {value}")))?;
                 let mut dedup = DeduplicationOptions {
-                    id: de.get("id").filter(|v| !v.is_null()).map(text).ok_or_else(|| error("opts.de has no id"))?,
+                    id: de.get("id").filter(|v| !v.is_null()).map(text).ok_or_else(|| Failure::error("opts.de has no id"))?,
                     ttl: None,
                 };
                 for (k, v) in de {
@@ -322,12 +304,12 @@ fn add_options(op: &Value) -> Result<JobOptions, Failure> {
                         "ttl" => {
                             let ms = as_int(v)
                                 .and_then(|ms| u64::try_from(ms).ok())
-                                .ok_or_else(|| error(format!("opts.de.ttl is not a non-negative integer: {v}")))?;
+                                .ok_or_else(|| Failure::error(format!("opts.de.ttl is not a non-negative integer: {v}")))?;
                             dedup.ttl = Some(Duration::from_millis(ms));
                         }
                         "extend" | "replace" if v.as_bool() == Some(false) => {}
                         other => {
-                            return Err(skip(format!(
+                            return Err(Failure::skip(format!(
                                 "bullmq-rs {PORT_VERSION}'s DeduplicationOptions has only id and ttl (types.rs:223); \
                                  the op sets de.{other} = {v}"
                             )))
@@ -336,7 +318,7 @@ fn add_options(op: &Value) -> Result<JobOptions, Failure> {
                 }
                 options.deduplication = Some(dedup);
             }
-            other => return Err(skip(format!("bullmq-rs {PORT_VERSION} adapter: unknown add option {other:?}"))),
+            other => return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION} adapter: unknown add option {other:?}"))),
         }
     }
     if let Some(id) = field(op, "jobId") {
@@ -352,7 +334,7 @@ async fn op_add(current: &mut Current, op: &Value) -> Result<Value, Failure> {
     let options = add_options(op)?;
     // Job::new takes the job's timestamp from SystemTime::now() (job.rs:111): pinned to the op's.
     let _clock = clock::pinned(timestamp);
-    let job = current.queue.add(&name, data, Some(options)).await.map_err(|e| port_error("Queue::add", &e))?;
+    let job = current.queue.add(&name, data, Some(options)).await.map_err(|e| Failure::raised("Queue::add", &e))?;
     Ok(Value::String(job.id))
 }
 
@@ -361,24 +343,24 @@ async fn op_move_to_active(current: &mut Current, op: &Value) -> Result<Value, F
     let token = token_of(op);
     let lock = int_field(op, "lockDuration")?;
     if lock != PORT_LOCK_MS {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION}'s Queue::get_next_job always locks for {PORT_LOCK_MS} ms (queue.rs:1202); \
              the op asks for {lock}"
         )));
     }
     if field(op, "limiter").is_some() {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION}'s Queue::get_next_job sends no limiter (queue.rs:1205); the worker's \
              limiter is used only inside Worker::start"
         )));
     }
     if field(op, "name").is_some() {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION} sends no worker name on a fetch (moveToActive-11 has no name argument)")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION} sends no worker name on a fetch (moveToActive-11 has no name argument)")));
     }
     let fetched = {
         let _clock = clock::pinned(now);
         current.queue.get_next_job(&token).await.map_err(|e| {
-            unloadable(&e, "Queue::get_next_job queue.rs:1212").unwrap_or_else(|| port_error("Queue::get_next_job", &e))
+            unloadable(&e, "Queue::get_next_job queue.rs:1212").unwrap_or_else(|| Failure::raised("Queue::get_next_job", &e))
         })?
     };
     match fetched {
@@ -411,13 +393,13 @@ async fn op_promote(current: &mut Current, op: &Value) -> Result<Value, Failure>
 
 async fn op_change_priority(current: &mut Current, op: &Value) -> Result<Value, Failure> {
     if bool_field(op, "lifo") {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION}'s Job::change_priority(priority) has no lifo (job.rs:568)"
         )));
     }
     let priority = int_field(op, "priority")?;
     let priority = u32::try_from(priority).map_err(|_| {
-        skip(format!("bullmq-rs {PORT_VERSION}'s Job::change_priority takes a u32; the op's priority is {priority}"))
+        Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::change_priority takes a u32; the op's priority is {priority}"))
     })?;
     let mut job = job_by_id(&current.queue, op, "changePriority").await?;
     let clock = clock::unpinned();
@@ -435,16 +417,16 @@ async fn op_move_to_delayed(current: &mut Current, op: &Value) -> Result<Value, 
     let now = int_field(op, "now")?;
     let delay = uint_field(op, "delay")?;
     if !bool_field(op, "skipAttempt") {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION} has no public moveToDelayed that counts the attempt: the backoff retry is \
              inside Worker::start (worker.rs:1056), and Job::change_delay keeps atm (skipAttempt)"
         )));
     }
     if has_fields(op) {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Job::change_delay writes no job fields")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::change_delay writes no job fields")));
     }
     if bool_field(op, "fetchNext") {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Job::change_delay does not fetch the next job")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::change_delay does not fetch the next job")));
     }
     let job = fetched_job(current, op, "moveToDelayed (Job::change_delay)")?;
     let outcome = {
@@ -464,7 +446,7 @@ async fn op_pause(current: &mut Current, resume: bool) -> Result<Value, Failure>
     if clock.reads() > 0 {
         log!("warning: {what} read the wall clock {} time(s); the op has no time", clock.reads());
     }
-    outcome.map_err(|e| port_error(what, &e))?;
+    outcome.map_err(|e| Failure::raised(what, &e))?;
     // `BullmqResult<()>`: the port hands back nothing, and its pause-7.lua returns nothing.
     Ok(Value::Null)
 }
@@ -474,29 +456,29 @@ async fn op_move_to_finished(current: &mut Current, op: &Value) -> Result<Value,
     let failed = match field(op, "target").and_then(Value::as_str) {
         Some("completed") => false,
         Some("failed") => true,
-        other => return Err(error(format!("moveToFinished target {other:?}"))),
+        other => return Err(Failure::error(format!("moveToFinished target {other:?}"))),
     };
     if has_fields(op) {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Job::move_to_completed / move_to_failed write no job fields")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::move_to_completed / move_to_failed write no job fields")));
     }
     if bool_field(op, "fetchNext") {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION}'s Job::move_to_completed / move_to_failed never fetch the next job (fetch_next false, job.rs:690)"
         )));
     }
     if let Some(keep) = field(op, "keepJobs") {
         if keep != &json!({"count": -1}) {
-            return Err(skip(format!(
+            return Err(Failure::skip(format!(
                 "bullmq-rs {PORT_VERSION} has no removeOnComplete / removeOnFail (JobOptions, types.rs:63) and sends no \
                  keepJobs; the op keeps {keep}"
             )));
         }
     }
     if field(op, "limiter").is_some() {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Job::move_to_completed / move_to_failed send no limiter (job.rs:693)")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::move_to_completed / move_to_failed send no limiter (job.rs:693)")));
     }
     if field(op, "maxMetricsSize").is_some() {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION}'s Job::move_to_completed / move_to_failed collect no metrics (job.rs:694)"
         )));
     }
@@ -506,11 +488,11 @@ async fn op_move_to_finished(current: &mut Current, op: &Value) -> Result<Value,
     } else {
         // move_to_completed(serde_json::Value) sends serde_json::to_string of it (job.rs:651).
         let parsed: Value = serde_json::from_str(&value).map_err(|_| {
-            skip(format!("bullmq-rs {PORT_VERSION}'s Job::move_to_completed takes a JSON value; the op's value {value:?} is not JSON"))
+            Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::move_to_completed takes a JSON value; the op's value {value:?} is not JSON"))
         })?;
         let sent = serde_json::to_string(&parsed).unwrap_or_default();
         if sent != value {
-            return Err(skip(format!(
+            return Err(Failure::skip(format!(
                 "bullmq-rs {PORT_VERSION}'s Job::move_to_completed sends {sent:?} for the op's value {value:?}"
             )));
         }
@@ -533,10 +515,10 @@ async fn op_move_to_finished(current: &mut Current, op: &Value) -> Result<Value,
 async fn op_retry_job(current: &mut Current, op: &Value) -> Result<Value, Failure> {
     let now = int_field(op, "now")?;
     if bool_field(op, "lifo") {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Job::retry() has no lifo (job.rs:620)")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::retry() has no lifo (job.rs:620)")));
     }
     if has_fields(op) {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Job::retry() writes no job fields")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Job::retry() writes no job fields")));
     }
     let job = fetched_job(current, op, "retryJob (Job::retry)")?;
     let outcome = {
@@ -555,7 +537,7 @@ async fn extend(current: &mut Current, ids: Vec<String>, tokens: Vec<String>, du
     if clock.reads() > 0 {
         log!("note: Queue::extend_job_locks read the wall clock for an op without a time");
     }
-    outcome.map_err(|e| port_error("Queue::extend_job_locks", &e))
+    outcome.map_err(|e| Failure::raised("Queue::extend_job_locks", &e))
 }
 
 async fn op_extend_lock(current: &mut Current, op: &Value) -> Result<Value, Failure> {
@@ -570,7 +552,7 @@ async fn op_extend_locks(current: &mut Current, op: &Value) -> Result<Value, Fai
         match field(op, name) {
             Some(Value::Array(items)) => Ok(items.iter().map(text).collect()),
             None => Ok(Vec::new()),
-            Some(other) => Err(error(format!("{name} is not a list: {other}"))),
+            Some(other) => Err(Failure::error(format!("{name} is not a list: {other}"))),
         }
     };
     let ids = list("jobIds")?;
@@ -580,7 +562,7 @@ async fn op_extend_locks(current: &mut Current, op: &Value) -> Result<Value, Fai
         Ok(not_renewed) => Ok(json!(not_renewed)),
         // The port refuses this client-side, before any script runs (queue.rs:1231).
         Err(Failure::Error { message, .. }) if message.ends_with("requires job_ids and tokens of the same length") => {
-            Err(skip(format!(
+            Err(Failure::skip(format!(
                 "bullmq-rs {PORT_VERSION}'s Queue::extend_job_locks rejects job ids and tokens of different lengths \
                  client-side (queue.rs:1231)"
             )))
@@ -591,7 +573,7 @@ async fn op_extend_locks(current: &mut Current, op: &Value) -> Result<Value, Fai
 
 async fn op_remove_job(current: &mut Current, op: &Value) -> Result<Value, Failure> {
     if bool_field(op, "removeChildren") {
-        return Err(skip(format!("bullmq-rs {PORT_VERSION}'s Queue::remove always sends removeChildren 0 (queue.rs:609)")));
+        return Err(Failure::skip(format!("bullmq-rs {PORT_VERSION}'s Queue::remove always sends removeChildren 0 (queue.rs:609)")));
     }
     let id = text_field(op, "jobId")?;
     let clock = clock::unpinned();
@@ -606,7 +588,7 @@ async fn op_remove_job(current: &mut Current, op: &Value) -> Result<Value, Failu
         Err(BullmqError::Other(msg)) if msg.ends_with("belongs to a job scheduler and cannot be removed directly") => {
             Ok(json!(-8))
         }
-        Err(e) => Err(port_error("Queue::remove", &e)),
+        Err(e) => Err(Failure::raised("Queue::remove", &e)),
     }
 }
 
@@ -621,7 +603,7 @@ async fn op_update_progress(current: &mut Current, op: &Value) -> Result<Value, 
     match outcome {
         Ok(()) => Ok(json!(0)),
         Err(BullmqError::JobNotFound(_)) => Ok(json!(-1)),
-        Err(e) => Err(port_error("Queue::update_progress", &e)),
+        Err(e) => Err(Failure::raised("Queue::update_progress", &e)),
     }
 }
 
@@ -633,13 +615,13 @@ async fn op_update_data(current: &mut Current, op: &Value) -> Result<Value, Fail
     if clock.reads() > 0 {
         log!("note: Job::update_data read the wall clock for an op without a time");
     }
-    outcome.map_err(|e| port_error("Job::update_data", &e))?;
+    outcome.map_err(|e| Failure::raised("Job::update_data", &e))?;
     Ok(json!(0))
 }
 
 async fn op_add_log(current: &mut Current, op: &Value) -> Result<Value, Failure> {
     if let Some(keep) = field(op, "keepLogs") {
-        return Err(skip(format!(
+        return Err(Failure::skip(format!(
             "bullmq-rs {PORT_VERSION}'s Queue::add_log / Job::log always send keepLogs 0, unlimited (queue.rs:924); \
              the op keeps {keep}"
         )));
@@ -651,13 +633,13 @@ async fn op_add_log(current: &mut Current, op: &Value) -> Result<Value, Failure>
     if clock.reads() > 0 {
         log!("note: Queue::add_log read the wall clock for an op without a time");
     }
-    let count = outcome.map_err(|e| port_error("Queue::add_log", &e))?;
+    let count = outcome.map_err(|e| Failure::raised("Queue::add_log", &e))?;
     Ok(json!(count))
 }
 
 fn missing(op: &str) -> Failure {
     let v = PORT_VERSION;
-    skip(match op {
+    Failure::skip(match op {
         "changeDelay" => format!(
             "bullmq-rs {v} has no changeDelay of a delayed job: Job::change_delay (job.rs:527) refuses a job that is \
              not active and moves an active, locked one to delayed (moveToDelayed-8)"
@@ -679,9 +661,9 @@ fn missing(op: &str) -> Failure {
 }
 
 async fn run_op(session: &mut Session, req: &Value) -> Result<Value, Failure> {
-    let op = req.get("op").ok_or_else(|| error("op request without op"))?;
+    let op = req.get("op").ok_or_else(|| Failure::error("op request without op"))?;
     let kind = op.get("op").and_then(Value::as_str).unwrap_or("").to_string();
-    let queue_name = req.get("queue").and_then(Value::as_str).ok_or_else(|| error("op request without queue"))?;
+    let queue_name = req.get("queue").and_then(Value::as_str).ok_or_else(|| Failure::error("op request without queue"))?;
     let base = req.get("base").and_then(Value::as_str);
     let current = session.current(queue_name, base).await?;
     match kind.as_str() {
@@ -723,9 +705,30 @@ async fn start(req: &Value) -> Result<Session, String> {
     Ok(Session { connection, prefix, hash_tag, current: None })
 }
 
-fn reply(out: &mut impl Write, value: &Value) {
-    if writeln!(out, "{value}").and_then(|_| out.flush()).is_err() {
-        std::process::exit(0);
+// ------------------------------------------------------------------------------------------------
+// The protocol loop (the shared crate's `serve`), on the adapter's runtime
+
+/// The port as the protocol loop drives it.
+struct Port {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Adapter for Port {
+    const NAME: &'static str = PORT;
+    const VERSION: &'static str = PORT_VERSION;
+    const PROTOCOL: Option<u64> = Some(PROTOCOL);
+    type Session = Session;
+
+    fn start(&mut self, request: &Value) -> Result<Session, String> {
+        self.runtime.block_on(start(request))
+    }
+
+    fn op(&mut self, session: &mut Session, request: &Value) -> Result<Value, Failure> {
+        self.runtime.block_on(run_op(session, request))
+    }
+
+    fn stop(&mut self, session: Session) {
+        drop(session);
     }
 }
 
@@ -734,84 +737,17 @@ fn main() {
     let checked = clock::self_check()
         .and_then(|()| clock::check("chrono::Utc::now()", || chrono::Utc::now().timestamp_millis()));
     if let Err(e) = checked {
-        eprintln!("[bullmq-rs adapter] {e}");
+        log!("{e}");
         std::process::exit(2);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("[bullmq-rs adapter] cannot start the tokio runtime: {e}");
+            log!("cannot start the tokio runtime: {e}");
             std::process::exit(2);
         }
     };
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut session: Option<Session> = None;
-
-    for line in stdin.lock().lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                log!("stdin: {e}");
-                break;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let req: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                log!("unparseable request {line:?}: {e}");
-                continue;
-            }
-        };
-        let seq = req.get("seq").cloned().unwrap_or(Value::Null);
-        match req.get("type").and_then(Value::as_str).unwrap_or("") {
-            "start" => {
-                drop(session.take());
-                match runtime.block_on(start(&req)) {
-                    Ok(s) => {
-                        session = Some(s);
-                        reply(
-                            &mut out,
-                            &json!({"seq": seq, "implementation": {"name": PORT, "version": PORT_VERSION, "language": "rust"}, "protocol": PROTOCOL}),
-                        );
-                    }
-                    Err(why) => {
-                        // Last on stderr: the suite shows this line when the start fails.
-                        eprintln!("[bullmq-rs adapter] {why}");
-                        std::process::exit(3);
-                    }
-                }
-            }
-            "stop" => {
-                session = None;
-                reply(&mut out, &json!({"seq": seq, "stopped": true}));
-                break;
-            }
-            "op" => {
-                let outcome = match session.as_mut() {
-                    None => Err(error("op before start")),
-                    Some(s) => runtime.block_on(run_op(s, &req)),
-                };
-                let answer = match outcome {
-                    Ok(result) => json!({"seq": seq, "result": result}),
-                    Err(Failure::Skip(reason)) => json!({"seq": seq, "skipped": true, "reason": reason}),
-                    Err(Failure::Error { message, traceback }) => {
-                        json!({"seq": seq, "errored": true, "message": message, "traceback": traceback})
-                    }
-                };
-                reply(&mut out, &answer);
-            }
-            other => {
-                let message = format!("unknown request type {other:?}");
-                reply(&mut out, &json!({"seq": seq, "errored": true, "message": message}));
-            }
-        }
-    }
-    drop(session);
-    runtime.shutdown_background();
-    std::process::exit(0);
+    // serve exits the process without dropping the runtime, so the port's background tasks
+    // never hold the exit up.
+    serve::serve(Port { runtime }, LOG_NAME)
 }

@@ -20,16 +20,17 @@
 //! suite's `base` against `bull:` + `QueueName::as_str()` + `:`, the string `QueueName::base` builds (queue/name.rs:116).
 //!
 //! Clock: `add` passes the op's time as `JobOptions::timestamp` (the port's own option), and also
-//! pins the wall clock to it (crate `bullmq-conformance-clock`); pause and resume run on the real
-//! clock, and a read of it is logged. Logs go to stderr; stdout carries only protocol replies.
+//! pins the wall clock to it (the `clock` of crate `bullmq-conformance-adapter`, whose `serve`
+//! runs the protocol loop); pause and resume run on the real clock, and a read of it is logged.
+//! Logs go to stderr; stdout carries only protocol replies.
 
-use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use bullmq_conformance_clock as clock;
+use bullmq_conformance_adapter::clock;
+use bullmq_conformance_adapter::serve::{self, Adapter, Failure};
 use bullrs::deadpool_redis::{Config, Pool, Runtime};
 use bullrs::{JobOptions, Queue, QueueName};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 const PORT: &str = "bullrs";
 const PORT_VERSION: &str = "0.0.3";
@@ -37,30 +38,15 @@ const PORT_VERSION: &str = "0.0.3";
 const PORT_PREFIX: &str = "bull";
 
 // The port reads the wall clock (`SystemTime::now`, `chrono::Utc::now`): this executable answers
-// it (see bullmq-conformance-clock).
-bullmq_conformance_clock::override_clock_gettime!();
+// it (see bullmq-conformance-adapter's clock).
+bullmq_conformance_adapter::override_clock_gettime!();
 
 type JobQueue = Queue<Value, Value>;
 
-/// How one request ended, besides a result.
-enum Failure {
-    /// The port cannot express the op: a `skipped` reply.
-    Skip(String),
-    /// The port (or the connection) raised: an `errored` reply.
-    Error { message: String, traceback: String },
-}
-
-fn error(message: impl Into<String>) -> Failure {
-    let message = message.into();
-    Failure::Error { traceback: message.clone(), message }
-}
-
-fn port_error<E: std::fmt::Display + std::fmt::Debug>(context: &str, e: E) -> Failure {
-    Failure::Error { message: format!("{context}: {e}"), traceback: format!("{e:?}") }
-}
+const LOG_NAME: &str = "bullrs adapter";
 
 macro_rules! log {
-    ($($arg:tt)*) => { eprintln!("[bullrs adapter] {}", format!($($arg)*)) };
+    ($($arg:tt)*) => { eprintln!("[{LOG_NAME}] {}", format!($($arg)*)) };
 }
 
 /// The queue the current vector uses, on a pool of its own. bullrs's `Queue::new` starts a
@@ -103,7 +89,7 @@ impl Session {
         let port_base = format!("{PORT_PREFIX}:{}:", current.queue.name().as_str());
         if let Some(base) = base {
             if base != port_base {
-                return Err(error(format!(
+                return Err(Failure::error(format!(
                     "bullrs builds BASE {port_base:?} for queue {queue:?}, but the suite expects {base:?}"
                 )));
             }
@@ -115,7 +101,7 @@ impl Session {
 fn new_pool(redis: &str) -> Result<Pool, Failure> {
     Config::from_url(redis)
         .create_pool(Some(Runtime::Tokio1))
-        .map_err(|e| port_error("creating the deadpool-redis pool", e))
+        .map_err(|e| Failure::raised("creating the deadpool-redis pool", e))
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -127,8 +113,8 @@ fn field<'a>(op: &'a Value, name: &str) -> Option<&'a Value> {
 
 /// An integer field (JSON integer, or a float with an integral value).
 fn int_field(op: &Value, name: &str) -> Result<i64, Failure> {
-    let v = field(op, name).ok_or_else(|| error(format!("op has no {name}")))?;
-    as_int(v).ok_or_else(|| error(format!("op field {name} is not an integer: {v}")))
+    let v = field(op, name).ok_or_else(|| Failure::error(format!("op has no {name}")))?;
+    as_int(v).ok_or_else(|| Failure::error(format!("op field {name} is not an integer: {v}")))
 }
 
 fn as_int(v: &Value) -> Option<i64> {
@@ -163,7 +149,7 @@ async fn op_add(queue: &JobQueue, op: &Value) -> Result<Value, Failure> {
     let opts = match field(op, "opts") {
         None => &empty,
         Some(Value::Object(m)) => m,
-        Some(other) => return Err(error(format!("add opts is not an object: {other}"))),
+        Some(other) => return Err(Failure::error(format!("add opts is not an object: {other}"))),
     };
     for (key, value) in opts {
         if value.is_null() {
@@ -173,17 +159,17 @@ async fn op_add(queue: &JobQueue, op: &Value) -> Result<Value, Failure> {
             "delay" => {
                 let ms = as_int(value)
                     .filter(|ms| *ms >= 0)
-                    .ok_or_else(|| error(format!("opts.delay is not a non-negative integer: {value}")))?;
+                    .ok_or_else(|| Failure::error(format!("opts.delay is not a non-negative integer: {value}")))?;
                 options.delay = Some(Duration::from_millis(ms as u64));
             }
             "priority" => {
                 let p = as_int(value)
                     .filter(|p| *p >= 0)
-                    .ok_or_else(|| error(format!("opts.priority is not a non-negative integer: {value}")))?;
+                    .ok_or_else(|| Failure::error(format!("opts.priority is not a non-negative integer: {value}")))?;
                 options.priority = Some(p as usize);
             }
             "lifo" => {
-                options.lifo = Some(value.as_bool().ok_or_else(|| error(format!("opts.lifo is not a boolean: {value}")))?);
+                options.lifo = Some(value.as_bool().ok_or_else(|| Failure::error(format!("opts.lifo is not a boolean: {value}")))?);
             }
             "de" => {
                 // Sent only to protocol-2 adapters; bullrs's `deduplication_something` is a bare
@@ -202,7 +188,7 @@ async fn op_add(queue: &JobQueue, op: &Value) -> Result<Value, Failure> {
         options.job_id = Some(id_text(id));
     }
     let created = chrono::DateTime::from_timestamp_millis(timestamp)
-        .ok_or_else(|| error(format!("timestamp {timestamp} is out of chrono's range")))?;
+        .ok_or_else(|| Failure::error(format!("timestamp {timestamp} is out of chrono's range")))?;
     options.timestamp = Some(created);
 
     let scope = clock::pinned(timestamp);
@@ -211,7 +197,7 @@ async fn op_add(queue: &JobQueue, op: &Value) -> Result<Value, Failure> {
         log!("note: Queue::add_with read the wall clock {} time(s) (answered {timestamp})", scope.reads());
     }
     drop(scope);
-    let handle = handle.map_err(|e| port_error("Queue::add_with", e))?;
+    let handle = handle.map_err(|e| Failure::raised("Queue::add_with", e))?;
     Ok(Value::String(handle.id().to_string()))
 }
 
@@ -223,7 +209,7 @@ async fn op_pause(queue: &JobQueue, resume: bool) -> Result<Value, Failure> {
         log!("warning: {what} read the wall clock {} time(s); the op has no time", scope.reads());
     }
     drop(scope);
-    outcome.map_err(|e| port_error(what, e))?;
+    outcome.map_err(|e| Failure::raised(what, e))?;
     // `Result<(), _>`: the port hands back nothing, and its pause script (npm 5.66.6-5.67.3's
     // pause-7) returns nothing.
     Ok(Value::Null)
@@ -247,9 +233,9 @@ fn missing(op: &str) -> Failure {
 }
 
 async fn run_op(session: &mut Session, req: &Value) -> Result<Value, Failure> {
-    let op = req.get("op").ok_or_else(|| error("op request without op"))?;
+    let op = req.get("op").ok_or_else(|| Failure::error("op request without op"))?;
     let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
-    let queue_name = req.get("queue").and_then(Value::as_str).ok_or_else(|| error("op request without queue"))?;
+    let queue_name = req.get("queue").and_then(Value::as_str).ok_or_else(|| Failure::error("op request without queue"))?;
     let base = req.get("base").and_then(Value::as_str);
     let queue = session.queue(queue_name, base).await?;
     match kind {
@@ -288,10 +274,33 @@ async fn start(req: &Value) -> Result<Session, String> {
     Ok(Session { redis, hash_tag, current: None })
 }
 
-fn reply(out: &mut impl Write, value: &Value) {
-    let line = value.to_string();
-    if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
-        std::process::exit(0);
+// ------------------------------------------------------------------------------------------------
+// The protocol loop (the shared crate's `serve`), on the adapter's runtime
+
+/// The port as the protocol loop drives it.
+struct Port {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Adapter for Port {
+    const NAME: &'static str = PORT;
+    const VERSION: &'static str = PORT_VERSION;
+    /// Protocol 1: the start reply carries no `protocol` (see the module docs).
+    const PROTOCOL: Option<u64> = None;
+    type Session = Session;
+
+    fn start(&mut self, request: &Value) -> Result<Session, String> {
+        self.runtime.block_on(start(request))
+    }
+
+    fn op(&mut self, session: &mut Session, request: &Value) -> Result<Value, Failure> {
+        self.runtime.block_on(run_op(session, request))
+    }
+
+    fn stop(&mut self, session: Session) {
+        if let Some(c) = session.current {
+            c.pool.close();
+        }
     }
 }
 
@@ -300,92 +309,17 @@ fn main() {
     let checked = clock::self_check()
         .and_then(|()| clock::check("chrono::Utc::now()", || chrono::Utc::now().timestamp_millis()));
     if let Err(e) = checked {
-        eprintln!("[bullrs adapter] {e}");
+        log!("{e}");
         std::process::exit(2);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("[bullrs adapter] cannot start the tokio runtime: {e}");
+            log!("cannot start the tokio runtime: {e}");
             std::process::exit(2);
         }
     };
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut session: Option<Session> = None;
-
-    for line in stdin.lock().lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                log!("stdin: {e}");
-                break;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let req: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                log!("unparseable request {line:?}: {e}");
-                continue;
-            }
-        };
-        let seq = req.get("seq").cloned().unwrap_or(Value::Null);
-        match req.get("type").and_then(Value::as_str).unwrap_or("") {
-            "start" => {
-                if let Some(old) = session.take() {
-                    if let Some(c) = old.current {
-                        c.pool.close();
-                    }
-                }
-                match runtime.block_on(start(&req)) {
-                    Ok(s) => {
-                        session = Some(s);
-                        reply(
-                            &mut out,
-                            &json!({"seq": seq, "implementation": {"name": PORT, "version": PORT_VERSION, "language": "rust"}}),
-                        );
-                    }
-                    Err(why) => {
-                        // Last on stderr: the suite shows this line when the start fails.
-                        eprintln!("[bullrs adapter] {why}");
-                        std::process::exit(3);
-                    }
-                }
-            }
-            "stop" => {
-                if let Some(s) = session.take() {
-                    if let Some(c) = s.current {
-                        c.pool.close();
-                    }
-                }
-                reply(&mut out, &json!({"seq": seq, "stopped": true}));
-                break;
-            }
-            "op" => {
-                let outcome = match session.as_mut() {
-                    None => Err(error("op before start")),
-                    Some(s) => runtime.block_on(run_op(s, &req)),
-                };
-                let answer = match outcome {
-                    Ok(result) => json!({"seq": seq, "result": result}),
-                    Err(Failure::Skip(reason)) => json!({"seq": seq, "skipped": true, "reason": reason}),
-                    Err(Failure::Error { message, traceback }) => {
-                        json!({"seq": seq, "errored": true, "message": message, "traceback": traceback})
-                    }
-                };
-                reply(&mut out, &answer);
-            }
-            other => {
-                let message = format!("unknown request type {other:?}");
-                reply(&mut out, &json!({"seq": seq, "errored": true, "message": message}));
-            }
-        }
-    }
-    // Leave at once: bullrs's background readers may still be blocked in XREAD.
-    runtime.shutdown_background();
-    std::process::exit(0);
+    // serve exits the process without dropping the runtime: bullrs's background readers may
+    // still be blocked in XREAD.
+    serve::serve(Port { runtime }, LOG_NAME)
 }

@@ -18,7 +18,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-// The macro's expansion names libc's types through this crate, so an adapter needs no libc of
+// The macro's expansion names libc's types through this module, so an adapter needs no libc of
 // its own.
 #[doc(hidden)]
 pub use libc;
@@ -31,7 +31,7 @@ static PINNED_MS: AtomicI64 = AtomicI64::new(UNPINNED);
 static REALTIME_READS: AtomicU64 = AtomicU64::new(0);
 
 /// Defines the executable's `clock_gettime`, answered by this crate. Invoke it once, at the root
-/// of the adapter's `main.rs`: `bullmq_conformance_clock::override_clock_gettime!();`.
+/// of the adapter's `main.rs`: `bullmq_conformance_adapter::override_clock_gettime!();`.
 ///
 /// Why a macro: a `#[no_mangle]` function inside this rlib would be linked only if its object
 /// file were pulled in for another reason (the linker takes an archive member only to resolve a
@@ -42,17 +42,17 @@ static REALTIME_READS: AtomicU64 = AtomicU64::new(0);
 macro_rules! override_clock_gettime {
     () => {
         /// The C library's `clock_gettime`, as seen by std and chrono inside this executable
-        /// (see the `bullmq_conformance_clock` crate).
+        /// (see the `clock` module of the `bullmq_conformance_adapter` crate).
         ///
         /// # Safety
         /// Same contract as POSIX `clock_gettime`: `tp` must be valid for a write of one
         /// `timespec`.
         #[no_mangle]
         pub unsafe extern "C" fn clock_gettime(
-            clk: $crate::libc::clockid_t,
-            tp: *mut $crate::libc::timespec,
-        ) -> $crate::libc::c_int {
-            $crate::answer(clk, tp)
+            clk: $crate::clock::libc::clockid_t,
+            tp: *mut $crate::clock::libc::timespec,
+        ) -> $crate::clock::libc::c_int {
+            $crate::clock::answer(clk, tp)
         }
     };
 }
