@@ -144,18 +144,29 @@ def failing_lines(harness: tuple[float, FailingPass],
     return lines
 
 
-def _run_seconds(redis_spec: str, *extra: str, exit_code: int = Exit.OK) -> float:
-    """Wall time of one `bullmq-conformance run` in a new process, Redis start included."""
+def _timed_run(redis_spec: str, *extra: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """One `bullmq-conformance run` in a new process, Redis start included: its wall time and
+    how it ended."""
     start = time.perf_counter()
     # -P: a `conformance/` folder in the current directory (a checkout) must not shadow the
     # installed package being measured.
     proc = subprocess.run([sys.executable, "-P", "-m", "conformance", "run", "-q", "--redis",
                            redis_spec, "--seed", "1", *extra], capture_output=True, text=True,
                           check=False)
-    elapsed = time.perf_counter() - start
+    return time.perf_counter() - start, proc
+
+
+def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = (proc.stderr or proc.stdout).strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+def _run_seconds(redis_spec: str, *extra: str, exit_code: int = Exit.OK) -> float:
+    """Wall time of one `bullmq-conformance run` that must exit with `exit_code`."""
+    elapsed, proc = _timed_run(redis_spec, *extra)
     if proc.returncode != exit_code:
         raise SystemExit(f"bench: run {' '.join(extra)} exited {proc.returncode}: "
-                         f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+                         f"{_last_line(proc)}")
     return elapsed
 
 
@@ -170,17 +181,12 @@ def _sdk_seconds(redis_spec: str, repeat: int) -> dict[str, float | str]:
     matter here: exit 1 is timed like 0."""
     found: dict[str, float | str] = {}
     for candidate in SDK_CANDIDATES:
-        argv = [sys.executable, "-P", "-m", "conformance", "run", "-q", "--redis", redis_spec,
-                "--seed", "1", "--examples", "0", "--candidate", candidate]
         times = []
         for _ in range(repeat + 1):
-            start = time.perf_counter()
-            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-            times.append(time.perf_counter() - start)
+            elapsed, proc = _timed_run(redis_spec, "--examples", "0", "--candidate", candidate)
+            times.append(elapsed)
             if proc.returncode not in (Exit.OK, Exit.FAILED):
-                lines = (proc.stderr or proc.stdout).strip().splitlines()
-                found[candidate] = f"not timed: exit {proc.returncode}, " + \
-                    (lines[-1] if lines else "no output")
+                found[candidate] = f"not timed: exit {proc.returncode}, {_last_line(proc)}"
                 break
         else:
             found[candidate] = min(times[1:])
