@@ -201,3 +201,29 @@ def test_an_interrupt_dropped_in_a_finalizer_is_not_printed(
         Raises(KeyboardInterrupt())
         Raises(ValueError("a real bug"))
     assert [type(exc) for exc in seen] == [ValueError]
+
+
+def test_a_stopped_worker_prints_nothing_it_raises_while_winding_down(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An xdist worker's stderr is the run's: after a signal, the controller's line is the only
+    one. What the worker's interrupted code raises in finalizers is dropped, during the guard
+    and after it (pytest's capture hook is collected once capture has stopped); before a
+    signal, a finalizer's exception is still reported."""
+    seen: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_value))
+
+    class Raises:
+        def __init__(self, exc: BaseException) -> None:
+            self.exc = exc
+
+        def __del__(self) -> None:
+            raise self.exc
+
+    guard = signals.SignalGuard()
+    with guard.installed(worker=True):
+        Raises(ValueError("before the signal"))
+        guard.received = signal.SIGINT
+        guard.acknowledge()
+        Raises(AssertionError("while winding down"))
+    Raises(AssertionError("after the guard"))
+    assert [str(exc) for exc in seen] == ["before the signal"]

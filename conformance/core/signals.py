@@ -48,9 +48,14 @@ class SignalGuard:
         self._quiet = False
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator[SignalGuard]:
+    def installed(self, *, worker: bool = False) -> Iterator[SignalGuard]:
         """Handle the signals while the block runs (`active()` returns this guard); restore
-        the previous handlers after."""
+        the previous handlers after.
+
+        `worker`: an xdist worker, whose controller prints the one stop line. Once a signal
+        came, nothing the worker's interrupted code reports as it winds down is printed, even
+        after the block (pytest's capture hook, closed by the garbage collector after capture
+        stopped, raises AssertionError on the shared stderr)."""
         global _ACTIVE
         previous = {signum: signal.signal(signum, self._handle) for signum in CAUGHT}
         outer, _ACTIVE = _ACTIVE, self
@@ -60,7 +65,8 @@ class SignalGuard:
             # Our interrupt raised in a finalizer is dropped by Python and delivered again
             # (`_again`); printing "Exception ignored in ..." with its traceback would only be
             # noise on the one-line stop message.
-            if isinstance(info.exc_value, KeyboardInterrupt) and self.received is not None:
+            if self.received is not None and (worker
+                                              or isinstance(info.exc_value, KeyboardInterrupt)):
                 return
             outer_hook(info)
 
@@ -69,7 +75,8 @@ class SignalGuard:
             yield self
         finally:
             _ACTIVE = outer
-            sys.unraisablehook = outer_hook
+            if not (worker and self.received is not None):
+                sys.unraisablehook = outer_hook
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 

@@ -181,7 +181,7 @@ class ConformanceRun:
             # The controller passes a signal on to its workers; Python's own SIGINT handler
             # would lose it when it lands in a finalizer, and the worker would run on.
             self._signals = contextlib.ExitStack()
-            self._signals.enter_context(SignalGuard().installed())
+            self._signals.enter_context(SignalGuard().installed(worker=True))
         try:
             if worker is not None and worker.get(_INFRA_KEY):
                 self.stopped = Stopped(Exit(worker[_INFRA_KEY][0]), worker[_INFRA_KEY][1])
