@@ -6,8 +6,9 @@ else: the events cap, the dedup release, `atm`, the finished set (or the job's d
 trims, the events, the metrics and the fetch of the next job. Nothing rolls back, so an early
 return keeps what was written before it.
 
-Out of scope (the model raises NotImplementedError): a job with a parent (`parentKey` or
-`parent`), the keepLastIfActive requeue (`dn:<deid>`), and trimming a job that has a parent.
+A child's end acts on its parent (`reference_impl.flows`): completed, through `parentKey`;
+failed, through the stored parent record. Out of scope (the model raises NotImplementedError):
+the keepLastIfActive requeue (`dn:<deid>`), and trimming a job that has a parent.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from reference_impl import flows
 from reference_impl.job_updates import remove_job_keys
 from reference_impl.ops import Result
 from reference_impl.queue_core import FETCH_LOCK_DURATION, JOB_NOT_EXIST, JOB_NOT_IN_STATE
@@ -31,8 +33,6 @@ JOB_HAS_FAILED_CHILDREN = -9
 DEFAULT_AGE_LIMIT = 1000
 #: Metrics granularity: one data point per minute.
 METRICS_INTERVAL = 60000
-#: The fields a job with a parent carries (parent bookkeeping is out of scope).
-PARENT_FIELDS = ("parentKey", "parent")
 
 
 def move_to_finished(model: QueueCore, op: MoveToFinished) -> Result:
@@ -58,14 +58,21 @@ def move_to_finished(model: QueueCore, op: MoveToFinished) -> Result:
         return lock_error
     if op.fields:
         model.update_fields(job_id, op.fields)
-    _check_no_parent(model, job_id)
     # read before the LREM, as the script's HMGET is
     dedup_id = store.hget(job_id, "deid")
+    parent_key = store.hget(job_id, "parentKey")
+    record = flows.stored_record(model, job_id)
     if not store.lrem_last("active", job_id):
         return JOB_NOT_IN_STATE
     model.max_events()
     if isinstance(dedup_id, str):
         _release_dedup(model, dedup_id, job_id)
+    if op.target == "completed" and isinstance(parent_key, str):
+        flows.child_completed(model, parent_key, job_id, op.value, op.now)
+    elif op.target == "completed" and record is not None:
+        raise NotImplementedError("a parent record without parentKey is not modelled")
+    elif record is not None:
+        flows.child_failed(model, record, job_id, op.value, op.now)
     attempts_made = store.hincrby(job_id, "atm", 1)
     value_field = "returnvalue" if op.target == "completed" else "failedReason"
     _retain(model, op, value_field)
@@ -88,11 +95,6 @@ def move_to_finished(model: QueueCore, op: MoveToFinished) -> Result:
     return 0
 
 
-def _check_no_parent(model: QueueCore, job_id: str) -> None:
-    if any(model.store.hget(job_id, name) is not None for name in PARENT_FIELDS):
-        raise NotImplementedError("the model does not follow a finished job's parent")
-
-
 def _release_dedup(model: QueueCore, dedup_id: str, job_id: str) -> None:
     """`de:<deid>` goes only when it has no expiry and still names this job (a key whose TTL
     runs is left to expire). The `PTTL == 0` branch cannot be seeded and is not modelled."""
@@ -110,7 +112,10 @@ def _retain(model: QueueCore, op: MoveToFinished, value_field: str) -> None:
     count = keep.get("count")
     store = model.store
     if count == 0:
+        parent_key = store.hget(op.job_id, "parentKey")
         remove_job_keys(model, op.job_id)
+        if isinstance(parent_key, str):
+            flows.unlink_removed_child(model, op.job_id, parent_key)
         return
     target = op.target
     store.zadd(target, op.now, op.job_id)

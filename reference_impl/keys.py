@@ -25,6 +25,11 @@ QUEUE_SUFFIXES: tuple[str, ...] = (
 )
 
 
+#: A vector's queue in values: its qualified name, `<prefix>:<queue>` (BASE without its last
+#: colon), which the runner puts in before a vector runs. Parent keys are `<q>:<id>`.
+QUEUE_REF = "<q>"
+
+
 @dataclass(frozen=True)
 class KeyProfile:
     """How a port spells its keys: a prefix, and whether the queue name is hash-tagged."""

@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from reference_impl import finish, job_updates, limits, locks, recovery, scores, versions
+from reference_impl import finish, flows, job_updates, limits, locks, recovery, scores, versions
 from reference_impl.ops import (
     Add,
+    AddParentJob,
     ChangeDelay,
     ChangePriority,
     MoveResult,
@@ -80,7 +81,7 @@ class QueueModel(QueueCore):
     def apply(self, op: Op) -> Result:
         """Apply one op and return its normalized result."""
         match op:
-            case Add():
+            case Add() | AddParentJob():
                 return self.add(op)
             case MoveToActive():
                 return self.move_to_active(op)
@@ -101,14 +102,57 @@ class QueueModel(QueueCore):
             raise TypeError(f"unknown op {op!r}")
         return handler(self, op)
 
-    def add(self, op: Add) -> str:
-        """addStandardJob / addDelayedJob / addPrioritizedJob, routed like the Node client."""
+    def add(self, op: Add | AddParentJob) -> str | int:
+        """addStandardJob / addDelayedJob / addPrioritizedJob, routed like the Node client;
+        addParentJob for `AddParentJob`. A child (`opts.parent`) needs its parent's hash
+        (else -5, before anything is written) and joins the parent's dependencies last."""
+        link = flows.parent_link(op.opts)
+        if link is not None and op.opts.get("de"):
+            raise NotImplementedError("Node refuses deduplication with a parent")
+        if link is not None and not self.store.exists(flows.local_id(link.key)):
+            return flows.PARENT_JOB_NOT_EXIST
         counter = self.store.incr("id")
         job_id = op.job_id if op.job_id else str(counter)
         self.max_events()
         if op.job_id and self.store.exists(job_id):
-            self.event("event", "duplicated", "jobId", job_id)
+            return flows.duplicated(self, job_id, link, op.timestamp)
+        if isinstance(op, AddParentJob):
+            if op.opts.get("de"):
+                raise NotImplementedError("the model does not deduplicate parent jobs")
+            self._store_job(op, job_id, link)
+            self.store.zadd("waiting-children", op.timestamp, job_id)
+            self.event("event", "waiting-children", "jobId", job_id)
+            if link is not None:
+                flows.add_child(self, link, job_id)
             return job_id
+        added = self._add_job(op, job_id, counter, link)
+        if link is not None:
+            flows.add_child(self, link, job_id)
+        return added
+
+    def _store_job(self, op: Add | AddParentJob, job_id: str,
+                   link: flows.ParentLink | None) -> None:
+        """storeJob: the job hash and the `added` event."""
+        dedup = op.opts.get("de")
+        job: dict[str, str | JsonText] = {
+            "name": op.name,
+            "data": JsonText(op.data),
+            "opts": JsonText(dict(op.opts), exact=False),
+            "timestamp": lua_int_text(op.timestamp),
+            "delay": str(int(op.opts.get("delay", 0) or 0)),
+            "priority": str(int(op.opts.get("priority", 0) or 0)),
+        }
+        if link is not None:
+            job["parentKey"] = link.key
+            job["parent"] = flows.record_text(link.record)
+        if dedup:
+            job["deid"] = str(dedup["id"])
+        for name, value in job.items():
+            self.store.hset(job_id, name, value)
+        self.event("event", "added", "jobId", job_id, "name", op.name)
+
+    def _add_job(self, op: Add, job_id: str, counter: int, link: flows.ParentLink | None
+                 ) -> str:
         dedup = op.opts.get("de")
         if dedup:
             owner = limits.deduplicate(self, dedup, job_id)
@@ -116,19 +160,7 @@ class QueueModel(QueueCore):
                 return owner
         delay = int(op.opts.get("delay", 0) or 0)
         priority = int(op.opts.get("priority", 0) or 0)
-        job: dict[str, str | JsonText] = {
-            "name": op.name,
-            "data": JsonText(op.data),
-            "opts": JsonText(dict(op.opts), exact=False),
-            "timestamp": lua_int_text(op.timestamp),
-            "delay": str(delay),
-            "priority": str(priority),
-        }
-        if dedup:
-            job["deid"] = str(dedup["id"])
-        for name, value in job.items():
-            self.store.hset(job_id, name, value)
-        self.event("event", "added", "jobId", job_id, "name", op.name)
+        self._store_job(op, job_id, link)
         route = op.route()
         if route == "delayed" and not self.since(versions.BAND_BUMP):
             fire = op.timestamp + delay if delay > 0 else 0
@@ -140,7 +172,7 @@ class QueueModel(QueueCore):
             self.event("event", "delayed", "jobId", job_id, "delay", lua_int_text(fire))
             self._delay_marker_unless_paused()
         elif route == "prioritized":
-            self._prioritize(job_id, priority, self.paused_or_maxed())
+            self.prioritize(job_id, priority, self.paused_or_maxed())
             self.event("event", "waiting", "jobId", job_id)
         else:
             paused_or_maxed = self.paused_or_maxed()
@@ -170,7 +202,7 @@ class QueueModel(QueueCore):
             self.store.lpush(target, op.job_id)
             self.base_marker(paused_or_maxed)
         else:
-            self._prioritize(op.job_id, priority, paused_or_maxed)
+            self.prioritize(op.job_id, priority, paused_or_maxed)
         self.event("event", "waiting", "jobId", op.job_id, "prev", "delayed")
         self.store.hset(op.job_id, "delay", "0")
         return 0
@@ -219,7 +251,7 @@ class QueueModel(QueueCore):
             # a priority > 0; lifo is ignored.
             if self.store.zrem("prioritized", op.job_id) or (
                     op.priority > 0 and self.store.lrem_last(target, op.job_id)):
-                self._prioritize(op.job_id, op.priority, paused_or_maxed)
+                self.prioritize(op.job_id, op.priority, paused_or_maxed)
         elif self.store.zrem("prioritized", op.job_id) or self.store.lrem_last(target,
                                                                                op.job_id):
             if op.priority == 0:
@@ -232,7 +264,7 @@ class QueueModel(QueueCore):
                 self.store.zadd("prioritized", scores.lua_number(op.priority * scores.TIER),
                                 op.job_id)
             else:
-                self._prioritize(op.job_id, op.priority, paused_or_maxed)
+                self.prioritize(op.job_id, op.priority, paused_or_maxed)
         self.store.hset(op.job_id, "priority", lua_int_text(op.priority))
         return 0
 
@@ -296,7 +328,7 @@ class QueueModel(QueueCore):
             if had_jobs or self.store.zrange("prioritized"):
                 self.store.zadd("marker", 0, "0")
             else:
-                self._delay_marker()
+                self.delay_marker()
             self.event("event", "resumed")
             return None
         self.store.hdel("meta", "paused")
@@ -313,7 +345,7 @@ class QueueModel(QueueCore):
         if self.store.llen("wait") + len(self.store.zrange("prioritized")) > 0:
             self.store.zadd("marker", 0, "0")
         else:
-            self._delay_marker()
+            self.delay_marker()
         self.event("event", "resumed")
         return left
 

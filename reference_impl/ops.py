@@ -3,7 +3,8 @@
 Each op mirrors one BullMQ client call. Results are normalized so that every candidate, whatever
 its language, can report them the same way:
 
-- `Add` returns the job id as a string (or the existing id for a duplicate custom id);
+- `Add` and `AddParentJob` return the job id as a string (or the existing id for a duplicate
+  custom id), or the script's negative code (-5: no parent; -7: another parent holds the id);
 - `MoveToActive` returns `{"job": id or None, "ttl": rate-limit ms, "next": next fire ms}`;
 - `Promote`, `ChangeDelay`, `ChangePriority` and `MoveToDelayed` return the script's integer
   code (`MoveToDelayed` with fetchNext: `{job, ttl, next}` when it fetched); `Pause` and
@@ -62,6 +63,19 @@ class Add:
         if self.opts.get("priority"):
             return "prioritized"
         return "standard"
+
+
+@dataclass(frozen=True)
+class AddParentJob:
+    """FlowProducer's add of a job with children (addParentJob-6): stored like `Add`, then put
+    in `waiting-children` scored by its timestamp, to wait there for its children. A parent
+    can itself have a parent (`opts.parent`, as for `Add`)."""
+
+    name: str
+    timestamp: int
+    data: Any = field(default_factory=dict)
+    opts: Mapping[str, Any] = field(default_factory=dict)
+    job_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +139,8 @@ class Resume:
     """Queue.resume."""
 
 
-Op = (Add | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelayed | Pause | Resume
+Op = (Add | AddParentJob | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelayed
+      | Pause | Resume
       | MoveToFinished | RetryJob | ExtendLock | ExtendLocks | ReleaseLock
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
       | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog)
@@ -133,6 +148,7 @@ Op = (Add | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelaye
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {
     "add": Add,
+    "addParentJob": AddParentJob,
     "moveToActive": MoveToActive,
     "promote": Promote,
     "changeDelay": ChangeDelay,

@@ -101,7 +101,9 @@ class QueueCore:
         if not paused_or_maxed:
             self.store.zadd("marker", 0, "0")
 
-    def _delay_marker(self) -> None:
+    def delay_marker(self) -> None:
+        """The marker for the next delayed job: scored at its fire time (none when delayed is
+        empty)."""
         head = self.store.zrange("delayed")
         if head:
             member = "1" if self.since(versions.DELAY_MARKER_MEMBER) else "0"
@@ -110,14 +112,16 @@ class QueueCore:
     def _delay_marker_unless_paused(self) -> None:
         """Before 5.8.7 the delayed writes skipped the marker while meta.paused was set."""
         if self.since(versions.PAUSED_DELAY_MARKER) or not self._paused():
-            self._delay_marker()
+            self.delay_marker()
 
     def _priority_score(self, priority: int, counter: int) -> int:
         if self.since(versions.PRIORITY_MODULO):
             return scores.priority_score(priority, counter)
         return scores.legacy_priority_score(priority, counter)
 
-    def _prioritize(self, job_id: str, priority: int, paused_or_maxed: bool) -> None:
+    def prioritize(self, job_id: str, priority: int, paused_or_maxed: bool) -> None:
+        """ZADD to prioritized at the next `pc` count, with the base marker unless paused or
+        maxed."""
         counter = self.store.incr("pc")
         self.store.zadd("prioritized", self._priority_score(priority, counter), job_id)
         self.base_marker(paused_or_maxed)

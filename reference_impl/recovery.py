@@ -63,7 +63,7 @@ def retry_job(model: QueueCore, op: RetryJob) -> Result:
             store.lpush("wait", op.job_id)
         model.base_marker(paused_or_maxed)
     else:
-        model._prioritize(op.job_id, priority, paused_or_maxed)
+        model.prioritize(op.job_id, priority, paused_or_maxed)
     store.hincrby(op.job_id, "atm", 1)
     model.max_events()
     model.event("event", "waiting", "jobId", op.job_id, "prev", "active")

@@ -22,7 +22,7 @@ from conformance.core.queues import QueueNames, QueueRef
 from conformance.run.spec import profile_for, protocol_version
 from conformance.run.verdict import seed
 from conformance.state import compare, snapshot
-from conformance.vectors import Vector, iter_vectors, load_dir
+from conformance.vectors import Vector, iter_vectors, load_dir, refs
 from reference_impl import versions
 from reference_impl.expected import client_meta
 from reference_impl.form import score_to_form
@@ -85,12 +85,16 @@ def _first_difference(vector: Vector, a: Candidate, b: Candidate, client: Any,
     qa = QueueRef(profile, names.next(), protocol)
     qb = QueueRef(profile, names.next(), protocol)
     try:
-        seed(client, qa, dict(vector.given))
-        seed(client, qb, dict(vector.given))
-        for index, op in enumerate(vector.when, 1):
-            ra, rb = _apply(a, client, qa, op), _apply(b, client, qb, op)
+        va, vb = refs.bound(vector, qa), refs.bound(vector, qb)
+        seed(client, qa, dict(va.given))
+        seed(client, qb, dict(vb.given))
+        for index, (op, op_a, op_b) in enumerate(zip(vector.when, va.when, vb.when,
+                                                     strict=True), 1):
+            ra, rb = _apply(a, client, qa, op_a), _apply(b, client, qb, op_b)
+            ra, rb = refs.unbound(ra, qa), refs.unbound(rb, qb)
             lines = [] if ra == rb else [f"return: A {ra!r}, B {rb!r}"]
-            sa, sb = snapshot.take(client, qa), snapshot.take(client, qb)
+            sa, sb = refs.unbound_snapshot(snapshot.take(client, qa), qa), \
+                refs.unbound_snapshot(snapshot.take(client, qb), qb)
             lines += compare.compare_keys(expectation_from(sa, sb), sb.keys)
             lines = [line.replace("expected", "A").replace("actual", "B") for line in lines]
             if lines:

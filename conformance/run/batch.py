@@ -68,7 +68,7 @@ from conformance.run.verdict import (
 )
 from conformance.servers import ServerInfo, health
 from conformance.state import snapshot
-from conformance.vectors import Vector
+from conformance.vectors import Vector, refs
 from reference_impl.keys import KeyProfile
 from reference_impl.versions import Version
 
@@ -422,6 +422,7 @@ def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyPr
             done[index] = skipped
             continue
         queue = QueueRef(profile, names.next(), protocol)
+        vector = refs.bound(vector, queue)
         try:
             calls = tuple(candidate.plan(queue, op) for op in vector.when)
         except CandidateError:  # a missing script: the serial path says which op needs it

@@ -38,7 +38,7 @@ from conformance.run.verdict import (
 )
 from conformance.servers import ServerInfo, health
 from conformance.state import snapshot
-from conformance.vectors import Vector
+from conformance.vectors import Vector, refs
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, op_name
 from reference_impl.versions import Version
@@ -89,6 +89,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     if skipped is not None:
         return skipped
     queue = QueueRef(profile, names.next(), protocol)
+    vector = refs.bound(vector, queue)
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False

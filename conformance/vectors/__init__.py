@@ -30,6 +30,7 @@ from typing import Any
 
 from conformance.core.errors import VectorError
 from conformance.core.resources import cache_dir, schema_path
+from conformance.vectors.refs import mentions
 from reference_impl import versions
 from reference_impl.ops import Op, op_from_dict
 
@@ -85,6 +86,8 @@ class Vector:
     one_slot: bool = False
     #: The npm bullmq versions the fact holds for.
     span: versions.Range = versions.ALWAYS
+    #: Whether the vector names its queue as `<q>` (`conformance.vectors.refs.bound`).
+    queue_refs: bool = False
 
     @property
     def area(self) -> str:
@@ -321,6 +324,7 @@ def load_file(path: Path) -> VectorFile:
                 span=versions.Range(versions.parse(test["since"]),
                                     versions.parse(test["until"]) if "until" in test
                                     else None),
+                queue_refs=mentions([test["given"], test["when"], expect]),
             )
         )
     header = {k: v for k, v in data.items() if k != "tests"}

@@ -39,6 +39,9 @@ BUG_TYPES: dict[str, str] = {
     "pause": "What a paused queue, or one at its concurrency, still does and no longer does.",
     "rate-limit": "The rate limiter: its counter, its window, and which jobs it counts.",
     "deduplication": "Who owns a deduplication key, for how long, and when it is released.",
+    "flow": "A parent and its children: the parent record a child stores, the parent's "
+    "dependencies, processed, failed and unsuccessful keys, and when the parent is released "
+    "(where to, with which markers and events).",
     "older-protocol": "A fact as an older protocol range states it, or a layout older releases "
     "used.",
 }

@@ -52,7 +52,7 @@ ARGV: dict[str, tuple[str, ...]] = {
     "updateData": ("data as JSON text",),
     "addLog": ("job id", "the log row", "keepLogs, or \"\" for all"),
 }
-ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addStandardJob"]
+ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV["addStandardJob"]
 
 #: The scripts a vector op may call: an add is routed like the Node client (delay > 0, else a
 #: priority, else standard); resume runs the pause script.

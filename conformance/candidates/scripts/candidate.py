@@ -55,11 +55,12 @@ from conformance.candidates.scripts.worker_calls import packed_fields, worker_op
 from conformance.core.errors import CandidateError, UsageError
 from conformance.core.options import ADAPTER_TIMEOUT_S
 from conformance.core.queues import QueueRef
-from reference_impl import scores, versions
+from reference_impl import flows, scores, versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     OP_NAMES,
     Add,
+    AddParentJob,
     ChangeDelay,
     ChangePriority,
     MoveToActive,
@@ -95,6 +96,8 @@ LAYOUTS: dict[str, Layout] = {
         Layout("addDelayedJob", ("marker", "meta", "id", "delayed", "completed", "events")),
         Layout("addPrioritizedJob", ("marker", "meta", "id", "prioritized", "delayed",
                                      "completed", "active", "events", "pc")),
+        Layout("addParentJob", ("meta", "id", "delayed", "waiting-children", "completed",
+                                "events")),
         Layout("moveToActive", ("wait", "active", "prioritized", "events", "stalled", "limiter",
                                 "delayed", "paused", "meta", "pc", "marker")),
         Layout("promote", ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc",
@@ -399,13 +402,18 @@ class ScriptsCandidate:
         return ScriptCall(name, layout.file_name, self._texts[name], self._shas[name], tuple(args),
                           job_id, swap, fill or {}, finish)
 
-    def _add(self, queue: QueueRef, op: Add) -> ScriptCall:
+    def _add(self, queue: QueueRef, op: Add | AddParentJob) -> ScriptCall:
         dedup = op.opts.get("de")
         dedup_key = queue.key(f"de:{dedup['id']}") if dedup else None
-        packed = [queue.base, op.job_id or "", op.name, op.timestamp, None, None, None, None,
+        # A child: the parent's key, its dependencies and the record, as the client derives
+        # them from opts.parent and the policy flags (`reference_impl.flows`).
+        link = flows.parent_link(op.opts)
+        parent = [link.key, link.dependencies, dict(link.record)] if link else [None] * 3
+        packed = [queue.base, op.job_id or "", op.name, op.timestamp, *parent, None,
                   dedup_key]
         args = [_pack(packed), json.dumps(op.data, separators=(",", ":")), _pack(dict(op.opts))]
-        return self._script_call(_ADD_SCRIPT[op.route()], args, finish=added)
+        script = "addParentJob" if isinstance(op, AddParentJob) else _ADD_SCRIPT[op.route()]
+        return self._script_call(script, args, finish=added)
 
     def _move_to_active(self, queue: QueueRef, op: MoveToActive) -> ScriptCall:
         opts = worker_opts(op.token, op.lock_duration, op.limiter, op.name)
@@ -463,6 +471,7 @@ _CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES),
 #: The queue half's ops, each one script call planned by its method.
 _HANDLERS: dict[type[Op], Callable[[ScriptsCandidate, QueueRef, Any], ScriptCall]] = {
     Add: ScriptsCandidate._add,
+    AddParentJob: ScriptsCandidate._add,
     MoveToActive: ScriptsCandidate._move_to_active,
     Promote: ScriptsCandidate._promote,
     ChangeDelay: ScriptsCandidate._change_delay,

@@ -1,0 +1,215 @@
+"""flow-child-end: what a child's completion or failure (moveToFinished-14) does to its parent.
+
+A completed child (found through its `parentKey`) leaves the parent's `:dependencies` for
+`:processed` with its return value, and the last one releases the parent. A failed child acts
+by the flags of the parent record stored on it, never by the finishing call's options.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl.cases import Area, Case, Flag, T, add, fetch, job_hash, zset
+from reference_impl.cases.finish import complete, fail
+from reference_impl.cases.flow_add import FLOW_SINCE, P, child, parent
+from reference_impl.keys import QUEUE_REF
+
+NOTES = {
+    "processed": Flag(
+        "flow",
+        "A completed child still in the parent's `:dependencies` is moved out of it (SREM) "
+        "into `:processed`, keyed by its full key, with its return value as sent; a child "
+        "no longer there writes nothing to the parent.",
+    ),
+    "release": Flag(
+        "flow",
+        "When the last dependency goes, a parent in `waiting-children` is released: RPUSH to "
+        "wait (the next job taken), marker 0 unless paused or maxed, and `waiting jobId <p> "
+        "prev waiting-children`, before the child's own `completed` event.",
+    ),
+    "release-route": Flag(
+        "flow",
+        "A released parent with a priority goes to prioritized at the next `pc`; one with a "
+        "delay goes to delayed at exactly (now + delay) * 0x1000, with no same-millisecond "
+        "band, a `delayed` event and the delay marker.",
+    ),
+    "release-needs-waiting": Flag(
+        "flow",
+        "Only a parent that exists and is in `waiting-children` moves; another parent, or a "
+        "deleted one, keeps `:processed` updated and moves nowhere.",
+    ),
+    "fail-no-policy": Flag(
+        "flow",
+        "A failed child without a policy flag in its parent record leaves the parent as it "
+        "was: the child stays a dependency, and the parent waits.",
+    ),
+    "fpof": Flag(
+        "flow",
+        "failParentOnFailure: the child leaves `:dependencies` for `:unsuccessful` (scored "
+        "now); a parent in waiting-children is released at once with `defa` = \"child "
+        "<key> failed\" (a worker fails it when taken); a parent elsewhere, unless failed, "
+        "only gets `defa`.",
+    ),
+    "cpof": Flag(
+        "flow",
+        "continueParentOnFailure: the child leaves `:dependencies`, its failedReason goes "
+        "into the parent's `:failed` hash, and the parent is released even with other "
+        "children still pending.",
+    ),
+    "idof-rdof": Flag(
+        "flow",
+        "ignoreDependencyOnFailure and removeDependencyOnFailure: the child leaves "
+        "`:dependencies` and the parent is released when none is left; idof also records "
+        "the failedReason in the parent's `:failed`, rdof does not.",
+    ),
+    "policy-source": Flag(
+        "flow",
+        "The policy is read from the parent record on the child (`parent`), not from the "
+        "child's opts.",
+    ),
+    "removed-child": Flag(
+        "flow",
+        "A child deleted as it finishes (keepJobs count 0) is still unlinked: completed, "
+        "through `:processed` as usual; failed without a policy, by removing it from "
+        "`:dependencies`, the last one moving the parent to the head of wait whatever its "
+        "priority or delay.",
+    ),
+}
+
+#: When children finish: a minute after they were added.
+NOW = T + 60000
+
+
+def _flow(*children: Any, **parent_opts: Any) -> tuple[Any, ...]:
+    """A parent with `parent_opts`, its `children` added in order, and the first one taken."""
+    return (parent(**parent_opts), *children, fetch(T + 100))
+
+
+def _seeded(*, record: str = "", opts: str = '{"attempts":3}', dependency: bool = True,
+            parent_hash: bool = True) -> dict[str, Any]:
+    """An active child `c` of parent `p` (in waiting-children), seeded: `record` is extra
+    JSON members of its parent record; `dependency`: c is in p's dependencies; `parent_hash`:
+    p's hash exists."""
+    given: dict[str, Any] = {
+        "waiting-children": zset([(P, T)]),
+        "c": job_hash({"name": "a", "opts": opts, "parentKey": f"{QUEUE_REF}:{P}",
+                       "parent": f'{{"id":"{P}","queueKey":"{QUEUE_REF}"{record}}}',
+                       "processedOn": str(T + 100), "ats": "1"}),
+        "c:lock": {"string": {"value": "tok", "pttl": 30000}},
+        "active": {"list": ["c"]},
+    }
+    if parent_hash:
+        given[P] = job_hash({"name": "report", "delay": "0", "priority": "0"})
+    if dependency:
+        given[f"{P}:dependencies"] = {"set": [f"{QUEUE_REF}:c"]}
+    return given
+
+
+def _cases() -> list[Case]:
+    return [
+        Case("last-child-releases-parent",
+             "The only child completes: processed holds its value, dependencies are gone, the "
+             "parent is in wait with marker 0 and its waiting event.",
+             (*_flow(child("a")), complete("2")), ("processed", "release")),
+        Case("one-of-two",
+             "One of two children completes: the parent keeps waiting for the other.",
+             (*_flow(child("a"), child("b")), complete("2")), ("processed",)),
+        Case("released-parent-taken-next",
+             "A released parent is RPUSHed: a fetch takes it before a job waiting earlier.",
+             (add("early"), *_flow(child("a")), complete("3"), fetch(NOW)),
+             ("release",)),
+        Case("value-verbatim",
+             "processed stores the return value exactly as sent.",
+             (*_flow(child("a")), complete("2", value='{"rows":[1,2,3],"ok":true}')),
+             ("processed",)),
+        Case("release-prioritized",
+             "A released parent with priority 3 goes to prioritized at pc 1.",
+             (*_flow(child("a"), priority=3), complete("2")), ("release-route",)),
+        Case("release-delayed-no-band",
+             "A released parent with delay 5000 is scored (now + 5000) * 0x1000 exactly, "
+             "the score of a job already due then (an add would have bumped it).",
+             (add("other", T, delay=NOW + 5000 - T), *_flow(child("a"), delay=5000),
+              complete("3")), ("release-route",)),
+        Case("release-paused",
+             "Paused: the released parent goes to wait without marker 0.",
+             (*_flow(child("a")), complete("2")), ("release",),
+             given={"meta": job_hash({"paused": "1"})}),
+        Case("parent-not-waiting",
+             "A waiting (not waiting-children) parent: processed is written, the parent stays.",
+             (add("plain", job_id=P), child("a"), fetch(T + 100), fetch(T + 100),
+              complete("2")), ("release-needs-waiting", "processed")),
+        Case("parent-deleted",
+             "The parent's hash is gone: processed is still written, nothing moves.",
+             (complete("c"),), ("release-needs-waiting", "processed"),
+             given=_seeded(parent_hash=False)),
+        Case("not-a-dependency",
+             "A child no longer in dependencies writes nothing to the parent.",
+             (complete("c"),), ("processed",), given=_seeded(dependency=False)),
+        Case("fail-no-policy",
+             "A failed child without a policy: the parent keeps waiting, the child stays a "
+             "dependency.",
+             (*_flow(child("a")), fail("2")), ("fail-no-policy",)),
+        Case("fpof-releases-with-defa",
+             "fpof: the child goes to unsuccessful, the parent to wait with defa set.",
+             (*_flow(child("a", fpof=True), child("b")), fail("2")), ("fpof",)),
+        Case("fpof-parent-active",
+             "fpof under a parent that is active: defa is set, the parent stays.",
+             (add("plain", job_id=P), fetch(T + 50), child("a", fpof=True), fetch(T + 100),
+              fail("2")), ("fpof",)),
+        Case("fpof-parent-failed",
+             "fpof under a parent that already failed: no defa.",
+             (child("a", fpof=True), fetch(T + 100), fail("1")), ("fpof",),
+             given={P: job_hash({"name": "report", "failedReason": "x"}),
+                    "failed": zset([(P, T + 10)])}),
+        Case("fpof-prioritized-parent",
+             "fpof with a priority-2 parent: it is released to prioritized, with defa.",
+             (*_flow(child("a", fpof=True), priority=2), fail("2")), ("fpof",)),
+        Case("cpof-releases-early",
+             "cpof: failed records the reason and the parent is released though another "
+             "child is pending.",
+             (*_flow(child("a", cpof=True), child("b")), fail("2")), ("cpof",)),
+        Case("idof-last",
+             "idof on the last dependency: failed records the reason, the parent is released.",
+             (*_flow(child("a", idof=True)), fail("2")), ("idof-rdof",)),
+        Case("idof-others-pending",
+             "idof with another child pending: the reason is recorded, the parent waits.",
+             (*_flow(child("a", idof=True), child("b")), fail("2")), ("idof-rdof",)),
+        Case("rdof-last",
+             "rdof on the last dependency: the parent is released, nothing in failed.",
+             (*_flow(child("a", rdof=True)), fail("2")), ("idof-rdof",)),
+        Case("policy-from-record",
+             "A child whose opts say fpof but whose parent record has no flag: the parent "
+             "keeps waiting.",
+             (fail("c"),), ("policy-source", "fail-no-policy"),
+             given=_seeded(opts='{"fpof":true,"attempts":3}')),
+        Case("policy-from-record-only",
+             "A child whose record says fpof and whose opts do not: the parent is failed.",
+             (fail("c"),), ("policy-source", "fpof"), given=_seeded(record=',"fpof":true')),
+        Case("removed-on-complete",
+             "keepJobs count 0: the child's keys go, processed is written, the parent released.",
+             (*_flow(child("a")), complete("2", keep_jobs={"count": 0})), ("removed-child",)),
+        Case("removed-on-fail-to-wait",
+             "A failed child removed at once (no policy): unlinked, and the priority-2 parent "
+             "goes to wait, not prioritized.",
+             (*_flow(child("a"), priority=2), fail("2", keep_jobs={"count": 0})),
+             ("removed-child",)),
+    ]
+
+
+AREA = Area(
+    "flow-child-end",
+    "A child finishing: completed children move to the parent's processed, the last one "
+    "releasing the parent (wait, prioritized or delayed); failed children act by the parent "
+    "record's policy (fpof, cpof, idof, rdof, none); a child deleted as it finishes.",
+    NOTES,
+    tuple(_cases()),
+    since=FLOW_SINCE,
+    rule=(
+        "On completion, a child in `<parent>:dependencies` moves to `<parent>:processed` "
+        "(field: the child's key, value: its return value); with none left, a parent in "
+        "`waiting-children` is released: RPUSH wait, prioritized, or delayed at (now + "
+        "delay) * 0x1000. On failure the stored record decides: fpof → `:unsuccessful` and "
+        "the parent released with `defa`; cpof → `:failed` and released; idof/rdof → "
+        "released when none is pending (idof also writes `:failed`); no flag → nothing."
+    ),
+)

@@ -1,0 +1,239 @@
+"""Flows: a child job's link to its parent, and what the child's end does to the parent.
+
+A client adds a child with `opts.parent = {id, queue}` (`queue` is the parent queue's qualified
+name, `<prefix>:<name>`) and the failure policy flags `fpof`, `cpof`, `idof`, `rdof` in its
+opts. From them it sends the add script three more arguments: the parent's key
+`<queue>:<id>`, that key's `:dependencies` set, and the parent record `{id, queueKey, fpof?,
+rdof?, idof?, cpof?}` (a flag only when set). The script stores the key and the record (as
+JSON) on the child (`parentKey`, `parent`) and adds the child's full key to the parent's
+`:dependencies`. When the child ends, its parent record says what happens, never the options
+of the finishing call.
+
+In vectors a queue's qualified name is written `QUEUE_REF` (`<q>`); the runner puts the real
+name in before seeding and applying, so keys such as `<q>:1` stay the same under every key
+profile. The model follows parents in its own queue; a parent elsewhere raises
+NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reference_impl.keys import QUEUE_REF
+from reference_impl.store import JsonText
+
+if TYPE_CHECKING:
+    from reference_impl.queue_core import QueueCore
+
+#: The parent policy flags, in the order the Node client puts them in the record.
+POLICY_FLAGS = ("fpof", "rdof", "idof", "cpof")
+#: addParentJob and the add scripts answer this when the parent's hash is missing.
+PARENT_JOB_NOT_EXIST = -5
+#: The add scripts answer this for a custom id that exists under another, existing parent.
+PARENT_JOB_CANNOT_BE_REPLACED = -7
+
+
+@dataclass(frozen=True)
+class ParentLink:
+    """What a client sends for a child: the parent's key, its `:dependencies` key and the
+    record stored on the child."""
+
+    key: str
+    dependencies: str
+    record: Mapping[str, Any]
+
+
+def parent_link(opts: Mapping[str, Any]) -> ParentLink | None:
+    """The parent arguments a client derives from a child's opts, or None without a parent."""
+    parent = opts.get("parent")
+    if not parent:
+        return None
+    key = f"{parent['queue']}:{parent['id']}"
+    record: dict[str, Any] = {"id": parent["id"], "queueKey": parent["queue"]}
+    record.update({flag: True for flag in POLICY_FLAGS if opts.get(flag)})
+    return ParentLink(key, f"{key}:dependencies", record)
+
+
+def own_key(job_id: str) -> str:
+    """A job of the modelled queue by its full key, as the scripts write it into sets."""
+    return f"{QUEUE_REF}:{job_id}"
+
+
+def local_id(key: str) -> str:
+    """The job id of a key of the modelled queue (`<q>:<id>`)."""
+    head = f"{QUEUE_REF}:"
+    if not key.startswith(head):
+        raise NotImplementedError(f"the model follows parents in its own queue only: {key!r}")
+    return key[len(head):]
+
+
+def stored_record(model: QueueCore, job_id: str) -> dict[str, Any] | None:
+    """The parent record stored on a job (`parent`), parsed, or None."""
+    raw = model.store.hget(job_id, "parent")
+    if raw is None:
+        return None
+    value = raw.value if isinstance(raw, JsonText) else json.loads(raw)
+    return dict(value)
+
+
+def record_text(record: Mapping[str, Any]) -> JsonText:
+    """The `parent` field as the script writes it: cjson of the record (key order free)."""
+    return JsonText(dict(record))
+
+
+def add_child(model: QueueCore, link: ParentLink, job_id: str) -> None:
+    """The add scripts' last step: the child's full key joins the parent's dependencies."""
+    model.store.sadd(f"{local_id(link.key)}:dependencies", own_key(job_id))
+
+
+def duplicated(model: QueueCore, job_id: str, link: ParentLink | None, now: int) -> str | int:
+    """handleDuplicatedJob: an add whose custom id exists. A job with no parent, the same
+    parent, or a parent that is gone takes the new parent (`updateExistingJobsParent`); one
+    whose other parent still exists refuses a new parent with -7. Else `duplicated`."""
+    store = model.store
+    existed = store.hget(job_id, "parentKey")
+    if existed is None or existed == (link.key if link else None) or not store.exists(
+            local_id(str(existed))):
+        if link is not None:
+            _adopt(model, job_id, link, now)
+    elif link is not None:
+        return PARENT_JOB_CANNOT_BE_REPLACED
+    model.event("event", "duplicated", "jobId", job_id)
+    return job_id
+
+
+def _adopt(model: QueueCore, job_id: str, link: ParentLink, now: int) -> None:
+    """updateExistingJobsParent (no deferred release): a completed job counts as processed at
+    once (its return value, and the parent released when nothing else is pending); any other
+    joins the dependencies. The job then names the new parent."""
+    store = model.store
+    parent_id = local_id(link.key)
+    if store.zscore("completed", job_id) is not None:
+        value = store.hget(job_id, "returnvalue")
+        if value is None:
+            raise NotImplementedError("HSET of a nil returnvalue is a Lua error")
+        store.hset(f"{parent_id}:processed", own_key(job_id), value)
+        release_if_no_pending(model, parent_id, now)
+    else:
+        store.sadd(f"{parent_id}:dependencies", own_key(job_id))
+    store.hset(job_id, "parentKey", link.key)
+    store.hset(job_id, "parent", record_text(link.record))
+
+
+def release_if_no_pending(model: QueueCore, parent_id: str, now: int) -> None:
+    """moveParentToWaitIfNoPendingDependencies: with `:dependencies` empty, release the
+    parent when it waits for its children."""
+    if model.store.scard(f"{parent_id}:dependencies") == 0:
+        release_if_waiting(model, parent_id, now)
+
+
+def release_if_waiting(model: QueueCore, parent_id: str, now: int) -> None:
+    """moveParentToWaitIfNeeded: a parent that still exists and is in `waiting-children`
+    leaves it for wait, prioritized or delayed."""
+    if model.store.exists(parent_id) and model.store.zrem("waiting-children", parent_id):
+        move_parent_to_wait(model, parent_id, now)
+
+
+def move_parent_to_wait(model: QueueCore, parent_id: str, now: int) -> None:
+    """moveParentToWait: a parent with a delay goes to delayed at exactly (now + delay) *
+    0x1000 (no same-millisecond band); else to the head of wait (RPUSH: next to be taken)
+    or to prioritized, with the base marker unless paused or maxed."""
+    store = model.store
+    delay = _number(store.hget(parent_id, "delay"))
+    priority = _number(store.hget(parent_id, "priority"))
+    if delay > 0:
+        fire = now + delay
+        store.zadd("delayed", fire * 0x1000, parent_id)
+        model.event("event", "delayed", "jobId", parent_id, "delay", str(fire))
+        model.delay_marker()
+        return
+    paused_or_maxed = model.paused_or_maxed()
+    if priority == 0:
+        store.rpush("wait", parent_id)
+        model.base_marker(paused_or_maxed)
+    else:
+        model.prioritize(parent_id, priority, paused_or_maxed)
+    model.event("event", "waiting", "jobId", parent_id, "prev", "waiting-children")
+
+
+def _number(raw: object) -> int:
+    """A numeric job field as the script's tonumber() reads it (missing: 0)."""
+    try:
+        return int(str(raw)) if raw is not None else 0
+    except ValueError:
+        return 0
+
+
+def child_completed(model: QueueCore, parent_key: str, job_id: str, value: str,
+                    now: int) -> None:
+    """A completed child: when it was still a dependency, its return value goes into the
+    parent's `:processed` under the child's key, and the parent is released if it was the
+    last one."""
+    parent_id = local_id(parent_key)
+    child = own_key(job_id)
+    if model.store.srem(f"{parent_id}:dependencies", child):
+        model.store.hset(f"{parent_id}:processed", child, value)
+        release_if_no_pending(model, parent_id, now)
+
+
+def child_failed(model: QueueCore, record: Mapping[str, Any], job_id: str, reason: str,
+                 now: int) -> None:
+    """moveChildFromDependenciesIfNeeded: a failed child acts by its stored record alone;
+    fpof wins over cpof, cpof over idof/rdof. Without a flag, or when the child is no longer
+    a dependency, nothing happens to the parent."""
+    parent_id = local_id(f"{record['queueKey']}:{record['id']}")
+    child = own_key(job_id)
+    store = model.store
+    if not any(record.get(flag) for flag in POLICY_FLAGS):
+        return
+    if not store.srem(f"{parent_id}:dependencies", child):
+        return
+    if record.get("fpof"):
+        store.zadd(f"{parent_id}:unsuccessful", now, child)
+        _fail_parent(model, parent_id, child, now)
+    elif record.get("cpof"):
+        store.hset(f"{parent_id}:failed", child, reason)
+        release_if_waiting(model, parent_id, now)
+    else:
+        release_if_no_pending(model, parent_id, now)
+        if record.get("idof"):
+            store.hset(f"{parent_id}:failed", child, reason)
+
+
+def unlink_removed_child(model: QueueCore, job_id: str, parent_key: str) -> None:
+    """removeParentDependencyKey, soft (a finished child deleted at once, keepJobs count 0):
+    a child still pending leaves `:dependencies`; when it was the last, a parent waiting for
+    children goes to the head of wait, whatever its priority or delay, with `waiting`."""
+    parent_id = local_id(parent_key)
+    store = model.store
+    if not store.srem(f"{parent_id}:dependencies", own_key(job_id)):
+        return
+    if store.scard(f"{parent_id}:dependencies") == 0 and store.zrem("waiting-children",
+                                                                   parent_id):
+        store.rpush("wait", parent_id)
+        model.base_marker(model.paused_or_maxed())
+        model.event("event", "waiting", "jobId", parent_id, "prev", "waiting-children")
+
+
+def _fail_parent(model: QueueCore, parent_id: str, child: str, now: int) -> None:
+    """handleChildFailureAndMoveParentToWait: a parent waiting for children (or delayed, its
+    delay then zeroed) is released with `defa` set, to fail when a worker takes it; any other
+    parent that has not failed just gets `defa`."""
+    store = model.store
+    if not store.exists(parent_id):
+        return
+    deferred = f"child {child} failed"
+    if store.zscore("waiting-children", parent_id) is not None:
+        store.zrem("waiting-children", parent_id)
+    elif store.zscore("delayed", parent_id) is not None:
+        store.hset(parent_id, "delay", "0")
+        store.zrem("delayed", parent_id)
+    else:
+        if store.zscore("failed", parent_id) is None:
+            store.hset(parent_id, "defa", deferred)
+        return
+    store.hset(parent_id, "defa", deferred)
+    move_parent_to_wait(model, parent_id, now)
