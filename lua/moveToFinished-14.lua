@@ -36,7 +36,8 @@
             attempts       the job's opts.attempts; required when failing
             maxMetricsSize data points to keep, or "" for no metrics
             lockDuration, limiter {max, duration}, name: fetch-next only
-            (fpof, cpof, idof, rdof, attemptsMade: ignored)
+            (fpof, cpof, idof, rdof, attemptsMade: ignored; a child's
+            policy comes from its stored parent record)
     ARGV[9] msgpack flat array of job fields to HMSET, or "" / absent
 
   Output:
@@ -57,16 +58,27 @@
   Order: job hash (-1) -> completed only: dependencies (-4), unsuccessful
   (-9) -> lock (-2/-6) -> field updates -> keepJobs read (a Lua error when
   it is missing) -> LREM active -1 (-3) -> XTRIM events -> dedup key
-  release -> atm += 1 -> keepJobs count 0: delete the job's keys;
-  otherwise ZADD target, HSET outcome + finishedOn, failed: HDEL defa,
-  age trim, count trim -> '<target>' event -> failed with atm >= attempts:
-  'retries-exhausted' event -> metrics -> fetch-next -> 'drained' when
-  nothing was returned and wait, active and prioritized are all empty.
+  release -> parent bookkeeping -> atm += 1 -> keepJobs count 0: delete
+  the job's keys, then unlink it from its parent; otherwise ZADD target,
+  HSET outcome + finishedOn, failed: HDEL defa, age trim, count trim ->
+  '<target>' event -> failed with atm >= attempts: 'retries-exhausted'
+  event -> metrics -> fetch-next -> 'drained' when nothing was returned
+  and wait, active and prioritized are all empty.
 
-  Not implemented: parent/child bookkeeping (a child updating its
-  parent's dependencies, processed, failed or unsuccessful, and moving the
-  parent on; a trimmed or deleted child unlinking itself from its
-  parent), and the keepLastIfActive requeue from BASE .. "dn:" .. deid.
+  Parent bookkeeping (the parent may live in another queue):
+  - completed, with a parentKey field: when the job was still in
+    parentKey:dependencies it leaves them, its value goes into
+    parentKey:processed, and the parent is released from
+    waiting-children if nothing is pending any more
+    (includes/recordProcessedChild);
+  - failed, with a parent record: fpof / cpof / idof / rdof from the
+    record (includes/handleFailedChild).
+  The parent's queue and id come from the parent record, else from
+  parentKey.
+
+  Not implemented: a child dropped by the age or count trim is not
+  unlinked from its parent, and the keepLastIfActive requeue from
+  BASE .. "dn:" .. deid.
 ]]
 local rcall = redis.call
 local waitKey = KEYS[1]
@@ -96,6 +108,10 @@ local failing = target == "failed"
 --- @include "includes/updateJobFields"
 --- @include "includes/trimEvents"
 --- @include "includes/releaseDeduplicationOnFinish"
+--- @include "includes/splitJobKey"
+--- @include "includes/recordProcessedChild"
+--- @include "includes/handleFailedChild"
+--- @include "includes/unlinkRemovedChild"
 --- @include "includes/removeJobKeys"
 --- @include "includes/trimFinishedJobs"
 --- @include "includes/recordFinishedMetrics"
@@ -115,6 +131,16 @@ local function fetchedSomethingToReport(fetched)
     return true
   end
   return rcall("EXISTS", delayedKey) == 1
+end
+
+-- The parent's queue key and id: from the parent record when the job
+-- has one (BullMQ prefers it), else split off the parentKey.
+local function parentQueueAndId(parentKey, rawRecord)
+  if rawRecord then
+    local record = cjson.decode(rawRecord)
+    return record["queueKey"], record["id"]
+  end
+  return splitJobKey(parentKey)
 end
 
 if rcall("EXISTS", jobKey) ~= 1 then
@@ -150,10 +176,24 @@ end
 trimEvents(metaKey, eventsKey)
 releaseDeduplicationOnFinish(base, rcall("HGET", jobKey, "deid"), jobId)
 
+local parentFields = rcall("HMGET", jobKey, "parentKey", "parent")
+local parentKey, parentRecord = parentFields[1], parentFields[2]
+if completing then
+  if parentKey and rcall("SREM", parentKey .. ":dependencies", jobKey) == 1 then
+    local parentQueueKey, parentId = parentQueueAndId(parentKey, parentRecord)
+    recordProcessedChild(parentQueueKey, parentKey, parentId, jobKey, outcome, now)
+  end
+elseif parentRecord then
+  handleFailedChild(parentRecord, jobKey, outcome, now)
+end
+
 local attemptsMade = rcall("HINCRBY", jobKey, "atm", 1)
 
 if keepCount == 0 then
   removeJobKeys(jobKey)
+  if parentKey then
+    unlinkRemovedChild(jobKey, parentKey)
+  end
 else
   rcall("ZADD", finishedKey, now, jobId)
   rcall("HSET", jobKey, outcomeField, outcome, "finishedOn", now)

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reference_impl import versions
 from reference_impl.keys import QUEUE_REF
+from reference_impl.ops import Add, AddFlow, AddParentJob
 from reference_impl.store import JsonText
 
 if TYPE_CHECKING:
@@ -34,6 +36,8 @@ POLICY_FLAGS = ("fpof", "rdof", "idof", "cpof")
 PARENT_JOB_NOT_EXIST = -5
 #: The add scripts answer this for a custom id that exists under another, existing parent.
 PARENT_JOB_CANNOT_BE_REPLACED = -7
+#: The parent's field a flow insert sets when one of its children could not attach (-7).
+FLOW_ATTACHMENT_FAILED = "flowAttachmentFailed"
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,50 @@ def parent_link(opts: Mapping[str, Any]) -> ParentLink | None:
     record: dict[str, Any] = {"id": parent["id"], "queueKey": parent["queue"]}
     record.update({flag: True for flag in POLICY_FLAGS if opts.get(flag)})
     return ParentLink(key, f"{key}:dependencies", record)
+
+
+def flow_entries(op: AddFlow, queue: str) -> list[Add | AddParentJob]:
+    """The adds FlowProducer.add sends for `op.flow`, in its order: the root, then each level
+    of the tree left to right (a node's children are queued after its whole level; this is
+    the Node client's order for trees of two levels and for chains). `queue` is the qualified
+    name the nodes live in; each child's opts get `parent` = {id, queue} of its node."""
+    entries: list[Add | AddParentJob] = []
+    level: list[tuple[Mapping[str, Any], str | None]] = [(op.flow, None)]
+    while level:
+        below: list[tuple[Mapping[str, Any], str | None]] = []
+        for node, parent_id in level:
+            opts = dict(node.get("opts", {}))
+            if parent_id is not None:
+                opts["parent"] = {"id": parent_id, "queue": queue}
+            children = node.get("children", ())
+            kind = AddParentJob if children else Add
+            entries.append(kind(node["name"], op.timestamp, node.get("data", {}), opts,
+                                node["jobId"]))
+            below += [(child, node["jobId"]) for child in children]
+        level = below
+    return entries
+
+
+def flow_parents(entries: list[Add | AddParentJob]) -> list[ParentLink]:
+    """The parents a flow's entries name, each once, in the order of their first child: the
+    ones FlowProducer asks to release once every entry is in."""
+    seen: dict[str, ParentLink] = {}
+    for entry in entries:
+        link = parent_link(entry.opts)
+        if link is not None and link.key not in seen:
+            seen[link.key] = link
+    return list(seen.values())
+
+
+def release_after_flow(model: QueueCore, link: ParentLink, now: int) -> None:
+    """releaseParentIfNoPendingDependencies: a parent a child could not attach to
+    (`flowAttachmentFailed`) loses the mark and stays; any other is released when nothing
+    is pending."""
+    parent_id = local_id(link.key)
+    if model.store.hget(parent_id, FLOW_ATTACHMENT_FAILED) is not None:
+        model.store.hdel(parent_id, FLOW_ATTACHMENT_FAILED)
+        return
+    release_if_no_pending(model, parent_id, now)
 
 
 def own_key(job_id: str) -> str:
@@ -89,26 +137,31 @@ def add_child(model: QueueCore, link: ParentLink, job_id: str) -> None:
     model.store.sadd(f"{local_id(link.key)}:dependencies", own_key(job_id))
 
 
-def duplicated(model: QueueCore, job_id: str, link: ParentLink | None, now: int) -> str | int:
+def duplicated(model: QueueCore, job_id: str, link: ParentLink | None, now: int,
+               defer: bool = False) -> str | int:
     """handleDuplicatedJob: an add whose custom id exists. A job with no parent, the same
     parent, or a parent that is gone takes the new parent (`updateExistingJobsParent`); one
-    whose other parent still exists refuses a new parent with -7. Else `duplicated`."""
+    whose other parent still exists refuses a new parent with -7. Else `duplicated` (before
+    6.5.1 a gone parent was not replaced: the job kept it)."""
     store = model.store
     existed = store.hget(job_id, "parentKey")
-    if existed is None or existed == (link.key if link else None) or not store.exists(
-            local_id(str(existed))):
+    gone = model.since(versions.FLOW_DEFERRED_RELEASE) and existed is not None \
+        and not store.exists(local_id(str(existed)))
+    if existed is None or existed == (link.key if link else None) or gone:
         if link is not None:
-            _adopt(model, job_id, link, now)
-    elif link is not None:
+            _adopt(model, job_id, link, now, defer)
+    elif link is not None and store.exists(local_id(str(existed))):
+        if defer:
+            store.hset(local_id(link.key), FLOW_ATTACHMENT_FAILED, "1")
         return PARENT_JOB_CANNOT_BE_REPLACED
     model.event("event", "duplicated", "jobId", job_id)
     return job_id
 
 
-def _adopt(model: QueueCore, job_id: str, link: ParentLink, now: int) -> None:
-    """updateExistingJobsParent (no deferred release): a completed job counts as processed at
-    once (its return value, and the parent released when nothing else is pending); any other
-    joins the dependencies. The job then names the new parent."""
+def _adopt(model: QueueCore, job_id: str, link: ParentLink, now: int, defer: bool) -> None:
+    """updateExistingJobsParent: a completed job counts as processed at once (its return
+    value; unless `defer`, a flow insert's, the parent is released when nothing else is
+    pending); any other joins the dependencies. The job then names the new parent."""
     store = model.store
     parent_id = local_id(link.key)
     if store.zscore("completed", job_id) is not None:
@@ -116,7 +169,8 @@ def _adopt(model: QueueCore, job_id: str, link: ParentLink, now: int) -> None:
         if value is None:
             raise NotImplementedError("HSET of a nil returnvalue is a Lua error")
         store.hset(f"{parent_id}:processed", own_key(job_id), value)
-        release_if_no_pending(model, parent_id, now)
+        if not defer:
+            release_if_no_pending(model, parent_id, now)
     else:
         store.sadd(f"{parent_id}:dependencies", own_key(job_id))
     store.hset(job_id, "parentKey", link.key)

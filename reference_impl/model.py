@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from reference_impl import finish, flows, job_updates, limits, locks, recovery, scores, versions
+from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import (
     Add,
+    AddFlow,
     AddParentJob,
     ChangeDelay,
     ChangePriority,
@@ -83,6 +85,8 @@ class QueueModel(QueueCore):
         match op:
             case Add() | AddParentJob():
                 return self.add(op)
+            case AddFlow():
+                return self.add_flow(op)
             case MoveToActive():
                 return self.move_to_active(op)
             case Promote():
@@ -102,7 +106,18 @@ class QueueModel(QueueCore):
             raise TypeError(f"unknown op {op!r}")
         return handler(self, op)
 
-    def add(self, op: Add | AddParentJob) -> str | int:
+    def add_flow(self, op: AddFlow) -> str | int:
+        """FlowProducer.add: every entry (`flows.flow_entries`), with the deferred release
+        from 6.5.1, then each parent's release check; the root's reply."""
+        defer = self.since(versions.FLOW_DEFERRED_RELEASE)
+        entries = flows.flow_entries(op, QUEUE_REF)
+        replies = [self.add(entry, defer) for entry in entries]
+        if defer:
+            for link in flows.flow_parents(entries):
+                flows.release_after_flow(self, link, op.timestamp)
+        return replies[0]
+
+    def add(self, op: Add | AddParentJob, defer: bool = False) -> str | int:
         """addStandardJob / addDelayedJob / addPrioritizedJob, routed like the Node client;
         addParentJob for `AddParentJob`. A child (`opts.parent`) needs its parent's hash
         (else -5, before anything is written) and joins the parent's dependencies last."""
@@ -115,7 +130,7 @@ class QueueModel(QueueCore):
         job_id = op.job_id if op.job_id else str(counter)
         self.max_events()
         if op.job_id and self.store.exists(job_id):
-            return flows.duplicated(self, job_id, link, op.timestamp)
+            return flows.duplicated(self, job_id, link, op.timestamp, defer)
         if isinstance(op, AddParentJob):
             if op.opts.get("de"):
                 raise NotImplementedError("the model does not deduplicate parent jobs")

@@ -79,6 +79,19 @@ class AddParentJob:
 
 
 @dataclass(frozen=True)
+class AddFlow:
+    """FlowProducer.add of a tree of jobs at `timestamp` (one transaction): `flow` is the root
+    node `{name, jobId, data?, opts?, children?}`, each child a node of the same form. Nodes
+    with children are added by addParentJob, the others by the add scripts, level by level as
+    the Node client orders them, each with the defer-parent-release flag; then each parent is
+    released if nothing is pending (releaseParentIfNoPendingDependencies). The result is the
+    root's reply: its id, or its negative code."""
+
+    timestamp: int
+    flow: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class MoveToActive:
     """Worker fetch at `now` with a lock token; `limiter` is the worker's `{max, duration}`
     and `name` the worker name Node sends (stored as `pb`)."""
@@ -139,8 +152,8 @@ class Resume:
     """Queue.resume."""
 
 
-Op = (Add | AddParentJob | MoveToActive | Promote | ChangeDelay | ChangePriority | MoveToDelayed
-      | Pause | Resume
+Op = (Add | AddParentJob | AddFlow | MoveToActive | Promote | ChangeDelay | ChangePriority
+      | MoveToDelayed | Pause | Resume
       | MoveToFinished | RetryJob | ExtendLock | ExtendLocks | ReleaseLock
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
       | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog)
@@ -149,6 +162,7 @@ Op = (Add | AddParentJob | MoveToActive | Promote | ChangeDelay | ChangePriority
 OP_NAMES: dict[str, type[Op]] = {
     "add": Add,
     "addParentJob": AddParentJob,
+    "addFlow": AddFlow,
     "moveToActive": MoveToActive,
     "promote": Promote,
     "changeDelay": ChangeDelay,

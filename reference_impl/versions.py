@@ -69,6 +69,10 @@ NO_PAUSED_LIST: Version = (6, 0, 0)
 DEFERRED_FAILURE_UNCOUNTED: Version = (6, 2, 2)
 #: An add takes over a deduplication key without expiry whose job is gone (a stale key).
 STALE_DEDUP_KEY: Version = (6, 3, 7)
+#: Flow inserts defer their parents' release to the end (releaseParentIfNoPendingDependencies),
+#: and a custom id whose parent is gone is adopted by the new parent of a child add (before: a
+#: completed duplicate child released its parent at once, and a job kept a gone parent).
+FLOW_DEFERRED_RELEASE: Version = (6, 5, 1)
 
 # --- boundaries of the calling convention only (no state of their own) -----------------------
 #: changePriority's ARGV[2] is BASE (before: the job's full key).
@@ -79,7 +83,7 @@ STATE_BOUNDARIES: tuple[Version, ...] = (
     EARLIEST, MAX_EVENTS_ON_MOVE, CHANGE_DELAY_MARKER, DELAY_MARKER_MEMBER, LOCK_MISMATCH_CODE,
     PRIORITY_MODULO, CHANGE_PRIORITY_TO_WAIT, BAND_BUMP, PAUSED_DELAY_MARKER,
     GLOBAL_CONCURRENCY, ACTIVATION_MARKER, NO_PAUSED_LIST, DEFERRED_FAILURE_UNCOUNTED,
-    STALE_DEDUP_KEY,
+    STALE_DEDUP_KEY, FLOW_DEFERRED_RELEASE,
 )
 
 
@@ -142,6 +146,8 @@ BEFORE: dict[Version, str] = {
     NO_PAUSED_LIST: "pause renamed wait to paused, adds went to paused, pause returned nothing",
     DEFERRED_FAILURE_UNCOUNTED: "a fetch counted a job carrying defa against the rate limiter",
     STALE_DEDUP_KEY: "a deduplication key whose job was gone still deduplicated to it",
+    FLOW_DEFERRED_RELEASE: "a completed child released its parent mid-flow, and a gone "
+    "parent was kept",
 }
 
 

@@ -29,6 +29,7 @@ local function beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
     if rcall("EXISTS", job.parentKey) ~= 1 then
       return nil, -5
     end
+    job.parent = args[7]
     job.parentJson = cjson.encode(args[7])
   end
 
@@ -44,8 +45,8 @@ local function beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
   job.key = base .. job.id
 
   if isCustom and rcall("EXISTS", job.key) == 1 then
-    return nil, handleDuplicatedJob(job.key, job.id, job.parentKey, job.parentJson,
-      job.parentDepsKey, completedKey, eventsKey, job.maxEvents)
+    return nil, handleDuplicatedJob(job.key, job.id, job.parentKey, job.parent,
+      job.parentJson, job.parentDepsKey, completedKey, eventsKey, job.maxEvents, args[4])
   end
   return job
 end

@@ -1,34 +1,51 @@
 --[[
   An add named a custom id whose job hash already exists. The existing job
   keeps its state; only its parent link may change:
-  - it belongs to another parent that still exists: return -7;
-  - it has no parent, or the same parent, and the add names a parent: it
-    is linked (pending dependency, or processed entry when it is already
-    completed) and gets parentKey/parent fields.
+  - it has no parent, the same parent, or a parent whose hash is gone,
+    and the add names a parent: it is adopted by that parent
+    (adoptDuplicatedJob);
+  - it belongs to another parent that still exists and the add names a
+    parent: return -7, nothing written;
+  - the add names no parent: nothing changes.
   Otherwise a trimmed 'duplicated' event is written and the id returned.
 
-  Simplified on purpose: when a completed duplicate is linked, the parent
-  is not released from waiting-children even if that was its last pending
-  dependency (BullMQ does release it).
+  adoptDuplicatedJob: a job already completed counts as processed at once
+  (its returnvalue into parent:processed, and the parent released when
+  nothing else is pending; a job without returnvalue is a Lua error); any
+  other job joins the parent's dependencies. The job then gets the
+  parentKey/parent fields of the new link.
+
+  parent is the decoded record {id, queueKey, ...}, parentJson its cjson
+  text; timestamp is the add's (a released delayed parent fires at
+  timestamp + delay).
+  Not implemented: the npm-only deferred parent release (packed arg [10]).
   Needs: rcall.
 ]]
-local function handleDuplicatedJob(jobKey, jobId, parentKey, parentJson,
-                                   parentDepsKey, completedKey, eventsKey, maxEvents)
-  if parentKey ~= nil then
-    local linkedParent = rcall("HGET", jobKey, "parentKey")
-    if linkedParent and linkedParent ~= parentKey then
-      if rcall("EXISTS", linkedParent) == 1 then
-        return -7
-      end
-    else
-      if rcall("ZSCORE", completedKey, jobId) then
-        rcall("HSET", parentKey .. ":processed", jobKey,
-          rcall("HGET", jobKey, "returnvalue"))
-      elseif parentDepsKey ~= nil then
-        rcall("SADD", parentDepsKey, jobKey)
-      end
-      rcall("HMSET", jobKey, "parentKey", parentKey, "parent", parentJson)
+--- @include "recordProcessedChild"
+
+local function adoptDuplicatedJob(jobKey, jobId, parentKey, parent, parentJson,
+                                  parentDepsKey, completedKey, timestamp)
+  if rcall("ZSCORE", completedKey, jobId) then
+    recordProcessedChild(parent["queueKey"], parentKey, parent["id"], jobKey,
+      rcall("HGET", jobKey, "returnvalue"), timestamp)
+  elseif parentDepsKey ~= nil then
+    rcall("SADD", parentDepsKey, jobKey)
+  end
+  rcall("HMSET", jobKey, "parentKey", parentKey, "parent", parentJson)
+end
+
+local function handleDuplicatedJob(jobKey, jobId, parentKey, parent, parentJson,
+                                   parentDepsKey, completedKey, eventsKey, maxEvents,
+                                   timestamp)
+  local linkedParent = rcall("HGET", jobKey, "parentKey")
+  if not linkedParent or linkedParent == parentKey
+      or rcall("EXISTS", linkedParent) ~= 1 then
+    if parentKey ~= nil then
+      adoptDuplicatedJob(jobKey, jobId, parentKey, parent, parentJson, parentDepsKey,
+        completedKey, timestamp)
     end
+  elseif parentKey ~= nil then
+    return -7
   end
   rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*",
     "event", "duplicated", "jobId", jobId)

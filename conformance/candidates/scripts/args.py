@@ -19,7 +19,8 @@ _FIELDS = "msgpack [field, value, ...] of job fields to write, or \"\""
 ARGV: dict[str, tuple[str, ...]] = {
     "addStandardJob": (
         "msgpack [BASE, custom job id or \"\", name, timestamp, parent key, parent "
-        "dependencies key, parent, repeat job key, deduplication key]",
+        "dependencies key, parent record, repeat job key, deduplication key, and from 6.5.1 "
+        "1 in a flow insert (defer the parent's release)]",
         "the job data as JSON text, stored verbatim",
         "msgpack map of the job opts (delay, priority, lifo, de, ...)",
     ),
@@ -51,6 +52,8 @@ ARGV: dict[str, tuple[str, ...]] = {
     "updateProgress": ("job id", "progress as JSON text"),
     "updateData": ("data as JSON text",),
     "addLog": ("job id", "the log row", "keepLogs, or \"\" for all"),
+    "releaseParentIfNoPendingDependencies": ("the parent's queue key (`<prefix>:<name>`)",
+                                             "the parent's id", "now (ms)"),
 }
 ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV["addStandardJob"]
 
@@ -60,6 +63,8 @@ OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: (name,) for name in OP_NAMES},
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "resume": ("pause",),
+    "addFlow": ("addParentJob", "addStandardJob", "addDelayedJob", "addPrioritizedJob",
+                "releaseParentIfNoPendingDependencies"),
 }
 
 

@@ -60,6 +60,7 @@ from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     OP_NAMES,
     Add,
+    AddFlow,
     AddParentJob,
     ChangeDelay,
     ChangePriority,
@@ -98,6 +99,8 @@ LAYOUTS: dict[str, Layout] = {
                                      "completed", "active", "events", "pc")),
         Layout("addParentJob", ("meta", "id", "delayed", "waiting-children", "completed",
                                 "events")),
+        # A parent's own key and its dependencies; "{parent}" is the parent's id.
+        Layout("releaseParentIfNoPendingDependencies", ("{parent}", "{parent}:dependencies")),
         Layout("moveToActive", ("wait", "active", "prioritized", "events", "stalled", "limiter",
                                 "delayed", "paused", "meta", "pc", "marker")),
         Layout("promote", ("delayed", "wait", "paused", "meta", "prioritized", "active", "pc",
@@ -361,6 +364,8 @@ class ScriptsCandidate:
 
     def apply(self, client: redis.Redis, queue: QueueRef, op: Op) -> Result:
         """Run the script for one op and normalize the reply."""
+        if isinstance(op, AddFlow):
+            return self._apply_flow(client, queue, op)
         call = self.plan(queue, op)
         reply = self._call(client, queue, call.name, list(call.args), job_id=call.job_id,
                            swap=call.swap, fill=call.fill)
@@ -368,11 +373,14 @@ class ScriptsCandidate:
 
     def plan(self, queue: QueueRef, op: Op) -> ScriptCall:
         """The one script call `op` makes on `queue`, and how its raw reply becomes the op's
-        result; nothing is sent. Raises CandidateError for a missing script.
+        result; nothing is sent. Raises CandidateError for a missing script, and for addFlow,
+        which makes several calls (the batched driver then runs its vector serially).
 
-        Every op is one call whose KEYS and ARGV depend on the op and the queue alone, never
-        on an earlier reply: the calls of many vectors may share a pipeline.
+        Every other op is one call whose KEYS and ARGV depend on the op and the queue alone,
+        never on an earlier reply: the calls of many vectors may share a pipeline.
         """
+        if isinstance(op, AddFlow):
+            raise CandidateError("addFlow makes several script calls: run serially")
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return handler(self, queue, op)
@@ -402,7 +410,46 @@ class ScriptsCandidate:
         return ScriptCall(name, layout.file_name, self._texts[name], self._shas[name], tuple(args),
                           job_id, swap, fill or {}, finish)
 
-    def _add(self, queue: QueueRef, op: Add | AddParentJob) -> ScriptCall:
+    def flow_calls(self, queue: QueueRef, op: AddFlow) -> list[ScriptCall]:
+        """The calls FlowProducer.add makes: each entry's add (`flows.flow_entries`), with the
+        defer-parent-release flag from 6.5.1, then each parent's release check."""
+        entries = flows.flow_entries(op, queue.base[:-1])
+        defer = queue.protocol >= versions.FLOW_DEFERRED_RELEASE
+        calls = [self._add(queue, entry, defer) for entry in entries]
+        if defer:
+            for link in flows.flow_parents(entries):
+                parent_id = str(link.record["id"])
+                calls.append(self._script_call(
+                    "releaseParentIfNoPendingDependencies",
+                    [link.record["queueKey"], parent_id, op.timestamp],
+                    fill={"parent": parent_id}))
+        return calls
+
+    def _apply_flow(self, client: redis.Redis, queue: QueueRef, op: AddFlow) -> Result:
+        """addFlow's calls in one pipeline (FlowProducer sends them in one MULTI; a vector's
+        lone client cannot tell the two apart, and a cluster takes a pipeline as it is). The
+        result is the root's reply, as FlowProducer reads only that one."""
+        planned = self.flow_calls(queue, op)
+        calls, limit = self.limited(client)
+        pipe = calls.pipeline(transaction=False)
+        for call in planned:
+            script = calls.register_script(call.text)
+            script(keys=self.script_call_keys(queue, call), args=list(call.args), client=pipe)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except redis.TimeoutError:
+            if calls is client:
+                raise
+            raise self.runaway(calls, "addFlow's scripts", limit) from None
+        for call, reply in zip(planned, replies, strict=True):
+            if isinstance(reply, redis.ResponseError):
+                if is_busy_reply(reply):
+                    raise reply
+                first = str(reply).splitlines()[0] if str(reply) else type(reply).__name__
+                raise CandidateError(f"{call.file_name} raised: {first}")
+        return planned[0].finish(replies[0])
+
+    def _add(self, queue: QueueRef, op: Add | AddParentJob, defer: bool = False) -> ScriptCall:
         dedup = op.opts.get("de")
         dedup_key = queue.key(f"de:{dedup['id']}") if dedup else None
         # A child: the parent's key, its dependencies and the record, as the client derives
@@ -410,7 +457,7 @@ class ScriptsCandidate:
         link = flows.parent_link(op.opts)
         parent = [link.key, link.dependencies, dict(link.record)] if link else [None] * 3
         packed = [queue.base, op.job_id or "", op.name, op.timestamp, *parent, None,
-                  dedup_key]
+                  dedup_key, *([1] if defer else [])]
         args = [_pack(packed), json.dumps(op.data, separators=(",", ":")), _pack(dict(op.opts))]
         script = "addParentJob" if isinstance(op, AddParentJob) else _ADD_SCRIPT[op.route()]
         return self._script_call(script, args, finish=added)
