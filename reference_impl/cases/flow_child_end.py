@@ -11,8 +11,10 @@ from typing import Any
 
 from reference_impl.cases import Area, Case, Flag, T, add, fetch, job_hash, zset
 from reference_impl.cases.finish import complete, fail
-from reference_impl.cases.flow_add import FLOW_SINCE, P, child, parent
+from reference_impl.cases.flow_add import FLOW_SINCE, P, child
+from reference_impl.cases.flow_insert import flow, node
 from reference_impl.keys import QUEUE_REF
+from reference_impl.ops import Pause
 
 NOTES = {
     "processed": Flag(
@@ -80,9 +82,10 @@ NOTES = {
 NOW = T + 60000
 
 
-def _flow(*children: Any, **parent_opts: Any) -> tuple[Any, ...]:
-    """A parent with `parent_opts`, its `children` added in order, and the first one taken."""
-    return (parent(**parent_opts), *children, fetch(T + 100))
+def _flow(*children: dict[str, Any], **parent_opts: Any) -> tuple[Any, ...]:
+    """FlowProducer.add of parent `p` (with `parent_opts`) and `children` (nodes), and the
+    first child taken by a worker."""
+    return (flow(node(P, *children, **parent_opts)), fetch(T + 100))
 
 
 def _seeded(*, record: str = "", opts: str = '{"attempts":3}', dependency: bool = True,
@@ -110,30 +113,29 @@ def _cases() -> list[Case]:
         Case("last-child-releases-parent",
              "The only child completes: processed holds its value, dependencies are gone, the "
              "parent is in wait with marker 0 and its waiting event.",
-             (*_flow(child("a")), complete("2")), ("processed", "release")),
+             (*_flow(node("c1")), complete("c1")), ("processed", "release")),
         Case("one-of-two",
              "One of two children completes: the parent keeps waiting for the other.",
-             (*_flow(child("a"), child("b")), complete("2")), ("processed",)),
+             (*_flow(node("c1"), node("c2")), complete("c1")), ("processed",)),
         Case("released-parent-taken-next",
-             "A released parent is RPUSHed: a fetch takes it before a job waiting earlier.",
-             (add("early"), *_flow(child("a")), complete("3"), fetch(NOW)),
+             "A released parent is RPUSHed: a fetch takes it before a job that was waiting.",
+             (*_flow(node("c1")), add("late"), complete("c1"), fetch(NOW)),
              ("release",)),
         Case("value-verbatim",
              "processed stores the return value exactly as sent.",
-             (*_flow(child("a")), complete("2", value='{"rows":[1,2,3],"ok":true}')),
+             (*_flow(node("c1")), complete("c1", value='{"rows":[1,2,3],"ok":true}')),
              ("processed",)),
         Case("release-prioritized",
              "A released parent with priority 3 goes to prioritized at pc 1.",
-             (*_flow(child("a"), priority=3), complete("2")), ("release-route",)),
+             (*_flow(node("c1"), priority=3), complete("c1")), ("release-route",)),
         Case("release-delayed-no-band",
              "A released parent with delay 5000 is scored (now + 5000) * 0x1000 exactly, "
              "the score of a job already due then (an add would have bumped it).",
-             (add("other", T, delay=NOW + 5000 - T), *_flow(child("a"), delay=5000),
-              complete("3")), ("release-route",)),
+             (add("other", T, delay=NOW + 5000 - T), *_flow(node("c1"), delay=5000),
+              complete("c1")), ("release-route",)),
         Case("release-paused",
              "Paused: the released parent goes to wait without marker 0.",
-             (*_flow(child("a")), complete("2")), ("release",),
-             given={"meta": job_hash({"paused": "1"})}),
+             (*_flow(node("c1")), Pause(), complete("c1")), ("release",)),
         Case("parent-not-waiting",
              "A waiting (not waiting-children) parent: processed is written, the parent stays.",
              (add("plain", job_id=P), child("a"), fetch(T + 100), fetch(T + 100),
@@ -148,10 +150,10 @@ def _cases() -> list[Case]:
         Case("fail-no-policy",
              "A failed child without a policy: the parent keeps waiting, the child stays a "
              "dependency.",
-             (*_flow(child("a")), fail("2")), ("fail-no-policy",)),
+             (*_flow(node("c1")), fail("c1")), ("fail-no-policy",)),
         Case("fpof-releases-with-defa",
              "fpof: the child goes to unsuccessful, the parent to wait with defa set.",
-             (*_flow(child("a", fpof=True), child("b")), fail("2")), ("fpof",)),
+             (*_flow(node("c1", fpof=True), node("c2")), fail("c1")), ("fpof",)),
         Case("fpof-parent-active",
              "fpof under a parent that is active: defa is set, the parent stays.",
              (add("plain", job_id=P), fetch(T + 50), child("a", fpof=True), fetch(T + 100),
@@ -163,20 +165,20 @@ def _cases() -> list[Case]:
                     "failed": zset([(P, T + 10)])}),
         Case("fpof-prioritized-parent",
              "fpof with a priority-2 parent: it is released to prioritized, with defa.",
-             (*_flow(child("a", fpof=True), priority=2), fail("2")), ("fpof",)),
+             (*_flow(node("c1", fpof=True), priority=2), fail("c1")), ("fpof",)),
         Case("cpof-releases-early",
              "cpof: failed records the reason and the parent is released though another "
              "child is pending.",
-             (*_flow(child("a", cpof=True), child("b")), fail("2")), ("cpof",)),
+             (*_flow(node("c1", cpof=True), node("c2")), fail("c1")), ("cpof",)),
         Case("idof-last",
              "idof on the last dependency: failed records the reason, the parent is released.",
-             (*_flow(child("a", idof=True)), fail("2")), ("idof-rdof",)),
+             (*_flow(node("c1", idof=True)), fail("c1")), ("idof-rdof",)),
         Case("idof-others-pending",
              "idof with another child pending: the reason is recorded, the parent waits.",
-             (*_flow(child("a", idof=True), child("b")), fail("2")), ("idof-rdof",)),
+             (*_flow(node("c1", idof=True), node("c2")), fail("c1")), ("idof-rdof",)),
         Case("rdof-last",
              "rdof on the last dependency: the parent is released, nothing in failed.",
-             (*_flow(child("a", rdof=True)), fail("2")), ("idof-rdof",)),
+             (*_flow(node("c1", rdof=True)), fail("c1")), ("idof-rdof",)),
         Case("policy-from-record",
              "A child whose opts say fpof but whose parent record has no flag: the parent "
              "keeps waiting.",
@@ -187,11 +189,11 @@ def _cases() -> list[Case]:
              (fail("c"),), ("policy-source", "fpof"), given=_seeded(record=',"fpof":true')),
         Case("removed-on-complete",
              "keepJobs count 0: the child's keys go, processed is written, the parent released.",
-             (*_flow(child("a")), complete("2", keep_jobs={"count": 0})), ("removed-child",)),
+             (*_flow(node("c1")), complete("c1", keep_jobs={"count": 0})), ("removed-child",)),
         Case("removed-on-fail-to-wait",
              "A failed child removed at once (no policy): unlinked, and the priority-2 parent "
              "goes to wait, not prioritized.",
-             (*_flow(child("a"), priority=2), fail("2", keep_jobs={"count": 0})),
+             (*_flow(node("c1"), priority=2), fail("c1", keep_jobs={"count": 0})),
              ("removed-child",)),
     ]
 
