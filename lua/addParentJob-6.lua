@@ -20,7 +20,9 @@
             [7] parent {id, queueKey, fpof?, rdof?, idof?, cpof?}, or nil
             [8] repeat job key, or nil
             [9] deduplication key BASE.."de:"..id, or nil
-            [10] defer parent release (npm only; ignored)
+            [10] defer parent release, or nil: set by flow inserts, whose
+                 last call (releaseParentIfNoPendingDependencies)
+                 releases the parents (includes/handleDuplicatedJob)
     ARGV[2] job data, a JSON string stored verbatim
     ARGV[3] msgpack opts map (reads de = {id, ttl?, extend?}; for the
             hash, delay and priority, which only act once the parent is
@@ -33,6 +35,7 @@
     owner id    deduplicated: the id owning the de: window (nothing stored)
     -5          the parent job (ARGV[1][5]) does not exist
     -7          the existing job belongs to another, still existing parent
+                (with [10], the add's parent gets flowAttachmentFailed "1")
 
   Writes: INCR id; meta opts.maxLenEvents default; dedup window
   (includes/deduplicateJob, without replace); job hash + 'added'; ZADD

@@ -19,9 +19,12 @@
             [4] timestamp (ms)
             [5] parent job key, or nil
             [6] parent dependencies key, or nil
-            [7] parent {id, queueKey}, or nil
+            [7] parent {id, queueKey, fpof?, rdof?, idof?, cpof?}, or nil
             [8] repeat job key, or nil
             [9] deduplication key BASE.."de:"..id, or nil
+            [10] defer parent release, or nil: set by flow inserts, whose
+                 last call (releaseParentIfNoPendingDependencies)
+                 releases the parents (includes/handleDuplicatedJob)
     ARGV[2] job data, a JSON string stored verbatim
     ARGV[3] msgpack opts map (reads lifo and de = {id, ttl?, extend?,
             replace?}; for the hash, delay and priority)
@@ -32,6 +35,7 @@
     owner id    deduplicated: the id owning the de: window (nothing stored)
     -5          the parent job does not exist
     -7          the existing job belongs to another, still existing parent
+                (with [10], the add's parent gets flowAttachmentFailed "1")
 
   Writes: INCR id; meta opts.maxLenEvents default; dedup window
   (includes/deduplicateJob); job hash (deid = opts.de.id) + 'added';
@@ -40,7 +44,6 @@
 
   Order: INCR id -> duplicate custom id (wins) -> deduplication -> store.
   Not implemented: opts.de.keepLastIfActive (treated as absent).
-  The npm-only packed arg [10] is ignored.
 ]]
 local rcall = redis.call
 local waitKey = KEYS[1]

@@ -20,15 +20,19 @@ from typing import TYPE_CHECKING, Any
 from reference_impl import flows
 from reference_impl.job_updates import remove_job_keys
 from reference_impl.ops import Result
-from reference_impl.queue_core import FETCH_LOCK_DURATION, JOB_NOT_EXIST, JOB_NOT_IN_STATE
+from reference_impl.queue_core import (
+    FETCH_LOCK_DURATION,
+    JOB_HAS_FAILED_CHILDREN,
+    JOB_NOT_EXIST,
+    JOB_NOT_IN_STATE,
+    JOB_PENDING_CHILDREN,
+)
 from reference_impl.store import Score
 from reference_impl.worker_ops import MoveToFinished
 
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
 
-JOB_PENDING_CHILDREN = -4
-JOB_HAS_FAILED_CHILDREN = -9
 #: keepJobs.limit when the client sends none: most jobs one age trim removes.
 DEFAULT_AGE_LIMIT = 1000
 #: Metrics granularity: one data point per minute.

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 from reference_impl import versions
 from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import Add, AddFlow, AddParentJob
+from reference_impl.queue_core import JOB_HAS_FAILED_CHILDREN, JOB_NOT_EXIST, JOB_NOT_IN_STATE
 from reference_impl.store import JsonText
+from reference_impl.worker_ops import (
+    GetDependencyCounts,
+    MoveToWaitingChildren,
+    RemoveChildDependency,
+)
 
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
@@ -257,19 +263,20 @@ def child_failed(model: QueueCore, record: Mapping[str, Any], job_id: str, reaso
             store.hset(f"{parent_id}:failed", child, reason)
 
 
-def unlink_removed_child(model: QueueCore, job_id: str, parent_key: str) -> None:
+def unlink_removed_child(model: QueueCore, job_id: str, parent_key: str) -> bool:
     """removeParentDependencyKey, soft (a finished child deleted at once, keepJobs count 0):
     a child still pending leaves `:dependencies`; when it was the last, a parent waiting for
     children goes to the head of wait, whatever its priority or delay, with `waiting`."""
     parent_id = local_id(parent_key)
     store = model.store
     if not store.srem(f"{parent_id}:dependencies", own_key(job_id)):
-        return
+        return False
     if store.scard(f"{parent_id}:dependencies") == 0 and store.zrem("waiting-children",
                                                                    parent_id):
         store.rpush("wait", parent_id)
         model.base_marker(model.paused_or_maxed())
         model.event("event", "waiting", "jobId", parent_id, "prev", "waiting-children")
+    return True
 
 
 def _fail_parent(model: QueueCore, parent_id: str, child: str, now: int) -> None:
@@ -291,3 +298,59 @@ def _fail_parent(model: QueueCore, parent_id: str, child: str, now: int) -> None
         return
     store.hset(parent_id, "defa", deferred)
     move_parent_to_wait(model, parent_id, now)
+
+
+def move_to_waiting_children(model: QueueCore, op: MoveToWaitingChildren) -> int:
+    """moveToWaitingChildren-7 (see `MoveToWaitingChildren`)."""
+    store = model.store
+    if not store.exists(op.job_id):
+        return JOB_NOT_EXIST
+    if store.zcard(f"{op.job_id}:unsuccessful") != 0:
+        return JOB_HAS_FAILED_CHILDREN
+    dependencies = f"{op.job_id}:dependencies"
+    if op.child is not None:
+        pending = f"{op.child['queue']}:{op.child['id']}" in store.smembers(dependencies)
+    else:
+        pending = store.scard(dependencies) != 0
+    if not pending:
+        return 1
+    lock_error = model.remove_lock(op.job_id, op.token)
+    if lock_error:
+        return lock_error
+    if not store.lrem_last("active", op.job_id):
+        return JOB_NOT_IN_STATE
+    store.zadd("waiting-children", op.now, op.job_id)
+    model.event("event", "waiting-children", "jobId", op.job_id, "prev", "active")
+    return 0
+
+
+def get_dependency_counts(model: QueueCore, op: GetDependencyCounts) -> list[int]:
+    """getDependencyCounts-4 (see `GetDependencyCounts`); an unknown type counts `failed`,
+    as the script's last branch does."""
+    store = model.store
+    counts = []
+    for kind in op.types:
+        if kind == "processed":
+            counts.append(len(store.hgetall(f"{op.job_id}:processed")))
+        elif kind == "unprocessed":
+            counts.append(store.scard(f"{op.job_id}:dependencies"))
+        elif kind == "ignored":
+            counts.append(len(store.hgetall(f"{op.job_id}:failed")))
+        else:
+            counts.append(store.zcard(f"{op.job_id}:unsuccessful"))
+    return counts
+
+
+def remove_child_dependency(model: QueueCore, op: RemoveChildDependency) -> int:
+    """removeChildDependency-1 (see `RemoveChildDependency`): the soft unlink of a removed
+    child (`unlink_removed_child`), then the job's parent fields go."""
+    store = model.store
+    if not store.exists(op.job_id):
+        return JOB_NOT_EXIST
+    if not store.exists(local_id(op.parent_key)):
+        return PARENT_JOB_NOT_EXIST
+    if not unlink_removed_child(model, op.job_id, op.parent_key):
+        return 1
+    store.hdel(op.job_id, "parentKey")
+    store.hdel(op.job_id, "parent")
+    return 0

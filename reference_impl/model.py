@@ -41,11 +41,14 @@ from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
     ExtendLocks,
+    GetDependencyCounts,
     GetRateLimitTtl,
     MoveJobFromActiveToWait,
     MoveStalledJobsToWait,
     MoveToFinished,
+    MoveToWaitingChildren,
     ReleaseLock,
+    RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
     RetryJob,
@@ -72,6 +75,9 @@ WORKER_HANDLERS: dict[type, Callable[[QueueCore, Any], Result]] = {
     UpdateProgress: job_updates.update_progress,
     UpdateData: job_updates.update_data,
     AddLog: job_updates.add_log,
+    MoveToWaitingChildren: flows.move_to_waiting_children,
+    GetDependencyCounts: flows.get_dependency_counts,
+    RemoveChildDependency: flows.remove_child_dependency,
 }
 
 

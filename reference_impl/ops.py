@@ -21,17 +21,21 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reference_impl.worker_ops import (
+    FLOW_JOB_OPS,
     WORKER_FIELDS,
     WORKER_OPS,
     AddLog,
     ExtendLock,
     ExtendLocks,
+    GetDependencyCounts,
     GetRateLimitTtl,
     MoveJobFromActiveToWait,
     MoveStalledJobsToWait,
     MoveToFinished,
+    MoveToWaitingChildren,
     Pttl,
     ReleaseLock,
+    RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
     RetryJob,
@@ -156,7 +160,8 @@ Op = (Add | AddParentJob | AddFlow | MoveToActive | Promote | ChangeDelay | Chan
       | MoveToDelayed | Pause | Resume
       | MoveToFinished | RetryJob | ExtendLock | ExtendLocks | ReleaseLock
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
-      | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog)
+      | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog
+      | MoveToWaitingChildren | GetDependencyCounts | RemoveChildDependency)
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {
@@ -171,6 +176,7 @@ OP_NAMES: dict[str, type[Op]] = {
     "pause": Pause,
     "resume": Resume,
     **WORKER_OPS,
+    **FLOW_JOB_OPS,
 }
 #: The ops of the worker half (an adapter that speaks protocol version 1 is never sent them).
 WORKER_OP_NAMES = frozenset(WORKER_OPS)
@@ -187,7 +193,7 @@ _FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration",
                 "skip_attempt": "skipAttempt", **WORKER_FIELDS}
 
 
-_ID_LISTS = ("job_ids", "tokens")
+_ID_LISTS = ("job_ids", "tokens", "types")
 
 
 def op_to_dict(op: Op) -> dict[str, Any]:
@@ -217,7 +223,7 @@ def op_from_dict(raw: Mapping[str, Any]) -> Op:
 
 MoveResult = dict[str, Any]
 #: None only from pause and resume before 6.0.0, whose script returned nothing.
-Result = str | int | MoveResult | list[str] | Pttl | None
+Result = str | int | MoveResult | list[str] | list[int] | Pttl | None
 
 
 def fetched(job: str | None, ttl: int | Pttl = 0, next_ms: int = 0) -> MoveResult:

@@ -23,18 +23,20 @@ JOB_NOT_EXIST = -1
 JOB_LOCK_NOT_EXIST = -2
 JOB_NOT_IN_STATE = -3
 JOB_LOCK_MISMATCH = -6
+JOB_PENDING_CHILDREN = -4
+JOB_HAS_FAILED_CHILDREN = -9
 #: Every negative code a BullMQ script returns (Node `ErrorCode`, RESEARCH §7.4): its Node name
 #: and what it means. Python names -4 `JobPendingDependencies` and has no -8.
 ERROR_CODES: Mapping[int, tuple[str, str]] = {
     JOB_NOT_EXIST: ("JobNotExist", "job does not exist"),
     JOB_LOCK_NOT_EXIST: ("JobLockNotExist", "job lock does not exist"),
     JOB_NOT_IN_STATE: ("JobNotInState", "job is not in the state the script expects"),
-    -4: ("JobPendingChildren", "job has pending children"),
+    JOB_PENDING_CHILDREN: ("JobPendingChildren", "job has pending children"),
     -5: ("ParentJobNotExist", "parent job does not exist"),
     JOB_LOCK_MISMATCH: ("JobLockMismatch", "job lock is held with another token"),
     -7: ("ParentJobCannotBeReplaced", "parent job cannot be replaced"),
     -8: ("JobBelongsToJobScheduler", "job belongs to a job scheduler"),
-    -9: ("JobHasFailedChildren", "job has a failed child"),
+    JOB_HAS_FAILED_CHILDREN: ("JobHasFailedChildren", "job has a failed child"),
     -10: ("SchedulerJobIdCollision", "job scheduler iteration's job id already exists"),
     -11: ("SchedulerJobSlotsBusy", "job scheduler's current and next slots both have jobs"),
 }

@@ -152,6 +152,46 @@ class Pttl:
     bound: int
 
 
+@dataclass(frozen=True)
+class MoveToWaitingChildren:
+    """Job.moveToWaitingChildren(token, {child}) at `now` (moveToWaitingChildren-7): an active
+    job that still has children pending (or the one `child`, `{id, queue}`, pending) leaves
+    active for waiting-children, scored `now`. 0 moved, 1 nothing pending (nothing written),
+    -1 no job, -9 a failed child, then the lock (-2, -6) and -3 not active."""
+
+    job_id: str
+    now: int
+    token: str = "tok"
+    child: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GetDependencyCounts:
+    """Job.getDependenciesCount (getDependencyCounts-4): for each of `types` in order, the
+    count of `processed` (HLEN :processed), `unprocessed` (SCARD :dependencies), `ignored`
+    (HLEN :failed) or `failed` (ZCARD :unsuccessful)."""
+
+    job_id: str
+    types: Sequence[str] = ("processed", "unprocessed", "ignored", "failed")
+
+
+@dataclass(frozen=True)
+class RemoveChildDependency:
+    """Job.removeChildDependency (removeChildDependency-1): the job leaves its parent's
+    dependencies and forgets the parent (0); 1 when it was not a dependency, -1 no job, -5 no
+    parent. `parent_key` is `<queue>:<id>`."""
+
+    job_id: str
+    parent_key: str
+
+
+#: The flow ops of a job (adapter protocol version 3).
+FLOW_JOB_OPS: dict[str, type] = {
+    "moveToWaitingChildren": MoveToWaitingChildren,
+    "getDependencyCounts": GetDependencyCounts,
+    "removeChildDependency": RemoveChildDependency,
+}
+
 WORKER_OPS: dict[str, type] = {
     "moveToFinished": MoveToFinished,
     "retryJob": RetryJob,
@@ -173,7 +213,7 @@ WORKER_FIELDS = {
     "job_ids": "jobIds", "max_stalled_count": "maxStalledCount",
     "stalled_interval": "stalledInterval", "max_jobs": "maxJobs",
     "deduplication_id": "deduplicationId", "remove_children": "removeChildren",
-    "keep_logs": "keepLogs",
+    "keep_logs": "keepLogs", "parent_key": "parentKey",
 }
 
 

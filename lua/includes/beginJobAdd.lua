@@ -6,6 +6,7 @@
       [1] BASE  [2] custom id or ""  [3] name  [4] timestamp
       [5] parentKey  [6] parent dependencies key  [7] parent table
       [8] repeat job key  [9] dedup key (unused here)
+      [10] defer parent release (flow inserts; handleDuplicatedJob)
     Order: parent must exist (-5), INCR id (every add, custom ids too),
     default meta opts.maxLenEvents, then the duplicate check for custom ids.
     Returns the job context table, or nil plus the reply to return early
@@ -46,7 +47,8 @@ local function beginJobAdd(args, idKey, metaKey, eventsKey, completedKey)
 
   if isCustom and rcall("EXISTS", job.key) == 1 then
     return nil, handleDuplicatedJob(job.key, job.id, job.parentKey, job.parent,
-      job.parentJson, job.parentDepsKey, completedKey, eventsKey, job.maxEvents, args[4])
+      job.parentJson, job.parentDepsKey, completedKey, eventsKey, job.maxEvents, args[4],
+      args[10])
   end
   return job
 end

@@ -5,29 +5,38 @@
     and the add names a parent: it is adopted by that parent
     (adoptDuplicatedJob);
   - it belongs to another parent that still exists and the add names a
-    parent: return -7, nothing written;
+    parent: return -7, nothing written, except that a flow insert
+    (deferRelease) marks the new parent flowAttachmentFailed "1" so that
+    the flow's release check (releaseParentIfNoPendingDependencies)
+    leaves it waiting;
   - the add names no parent: nothing changes.
   Otherwise a trimmed 'duplicated' event is written and the id returned.
 
   adoptDuplicatedJob: a job already completed counts as processed at once
-  (its returnvalue into parent:processed, and the parent released when
-  nothing else is pending; a job without returnvalue is a Lua error); any
-  other job joins the parent's dependencies. The job then gets the
-  parentKey/parent fields of the new link.
+  (its returnvalue into parent:processed; a job without returnvalue is a
+  Lua error), and the parent is released when nothing else is pending,
+  unless deferRelease: the rest of the flow is not in yet, and the flow's
+  release check decides. Any other job joins the parent's dependencies.
+  The job then gets the parentKey/parent fields of the new link.
 
   parent is the decoded record {id, queueKey, ...}, parentJson its cjson
   text; timestamp is the add's (a released delayed parent fires at
-  timestamp + delay).
-  Not implemented: the npm-only deferred parent release (packed arg [10]).
+  timestamp + delay); deferRelease is packed arg [10], set by flow
+  inserts.
   Needs: rcall.
 ]]
 --- @include "recordProcessedChild"
 
 local function adoptDuplicatedJob(jobKey, jobId, parentKey, parent, parentJson,
-                                  parentDepsKey, completedKey, timestamp)
+                                  parentDepsKey, completedKey, timestamp, deferRelease)
   if rcall("ZSCORE", completedKey, jobId) then
-    recordProcessedChild(parent["queueKey"], parentKey, parent["id"], jobKey,
-      rcall("HGET", jobKey, "returnvalue"), timestamp)
+    local value = rcall("HGET", jobKey, "returnvalue")
+    if deferRelease then
+      rcall("HSET", parentKey .. ":processed", jobKey, value)
+    else
+      recordProcessedChild(parent["queueKey"], parentKey, parent["id"], jobKey, value,
+        timestamp)
+    end
   elseif parentDepsKey ~= nil then
     rcall("SADD", parentDepsKey, jobKey)
   end
@@ -36,15 +45,18 @@ end
 
 local function handleDuplicatedJob(jobKey, jobId, parentKey, parent, parentJson,
                                    parentDepsKey, completedKey, eventsKey, maxEvents,
-                                   timestamp)
+                                   timestamp, deferRelease)
   local linkedParent = rcall("HGET", jobKey, "parentKey")
   if not linkedParent or linkedParent == parentKey
       or rcall("EXISTS", linkedParent) ~= 1 then
     if parentKey ~= nil then
       adoptDuplicatedJob(jobKey, jobId, parentKey, parent, parentJson, parentDepsKey,
-        completedKey, timestamp)
+        completedKey, timestamp, deferRelease)
     end
   elseif parentKey ~= nil then
+    if deferRelease then
+      rcall("HSET", parentKey, "flowAttachmentFailed", "1")
+    end
     return -7
   end
   rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*",

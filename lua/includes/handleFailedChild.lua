@@ -49,7 +49,8 @@ local function handleFailedChild(rawRecord, childKey, reason, now)
   end
   local parentQueueKey, parentId = record["queueKey"], record["id"]
   local parentKey = parentQueueKey .. ":" .. parentId
-  if rcall("SREM", parentKey .. ":dependencies", childKey) ~= 1 then
+  local dependenciesKey = parentKey .. ":dependencies"
+  if rcall("SREM", dependenciesKey, childKey) ~= 1 then
     return
   end
   if fpof then
@@ -59,7 +60,8 @@ local function handleFailedChild(rawRecord, childKey, reason, now)
     rcall("HSET", parentKey .. ":failed", childKey, reason)
     releaseParentIfWaiting(parentQueueKey, parentKey, parentId, now)
   else
-    releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId, now)
+    releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId, dependenciesKey,
+      now)
     if idof then
       rcall("HSET", parentKey .. ":failed", childKey, reason)
     end

@@ -12,5 +12,6 @@
 local function recordProcessedChild(parentQueueKey, parentKey, parentId, childKey, value,
                                     now)
   rcall("HSET", parentKey .. ":processed", childKey, value)
-  releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId, now)
+  releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId,
+    parentKey .. ":dependencies", now)
 end

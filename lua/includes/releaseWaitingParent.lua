@@ -5,9 +5,10 @@
   releaseParentIfWaiting(parentQueueKey, parentKey, parentId, now)
     Only a parent whose hash still exists and that sits in its queue's
     waiting-children is moved; any other is left alone.
-  releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId, now)
-    The same, once parentKey .. ":dependencies" is empty (the last pending
-    child has just gone).
+  releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId,
+                                   dependenciesKey, now)
+    The same, once the parent's dependencies set (parentKey ..
+    ":dependencies") is empty: the last pending child has just gone.
   Needs: rcall.
 ]]
 --- @include "placeReleasedParent"
@@ -21,8 +22,9 @@ local function releaseParentIfWaiting(parentQueueKey, parentKey, parentId, now)
   end
 end
 
-local function releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId, now)
-  if rcall("SCARD", parentKey .. ":dependencies") == 0 then
+local function releaseParentIfNoPendingChildren(parentQueueKey, parentKey, parentId,
+                                                dependenciesKey, now)
+  if rcall("SCARD", dependenciesKey) == 0 then
     releaseParentIfWaiting(parentQueueKey, parentKey, parentId, now)
   end
 end

@@ -5,10 +5,21 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
 // order. Everything else (logs, library warnings) goes to stderr.
 //
-// Adapter protocol version 2 (the start reply says so): the queue half's ops below, and the worker
-// half's in worker-ops.js. Every op is driven through the package's own client code:
-//   add            Queue.add(name, data, {...opts, timestamp, jobId}); opts.de (the stored short
-//                  name) is passed as the client's `deduplication` option
+// Adapter protocol version 3 (the start reply says so): the queue half's ops below, the flow ops,
+// and the worker half's in worker-ops.js. Every op is driven through the package's own client
+// code:
+//   add            Queue.add(name, data, {...opts, timestamp, jobId}); the stored short names in
+//                  opts are passed as the client's options: de as `deduplication`, and a child's
+//                  fpof, cpof, idof, rdof as failParentOnFailure, continueParentOnFailure,
+//                  ignoreDependencyOnFailure, removeDependencyOnFailure; opts.parent ({id, queue},
+//                  the parent queue's qualified name) is the client's `parent` option as it is;
+//                  result the id, or the negative code the client throws (-5, -7)
+//   addFlow        FlowProducer.add({name, queueName, data, opts: {jobId, ...opts}, children}) at
+//                  the op's timestamp, every node in the op's queue, opts mapped as for add (the
+//                  client gives each child its `parent`); result the root's id (the tree's
+//                  job.id), or the negative code the client throws for the root
+//   addParentJob   skipped: the client adds a parent (addParentJob-6) only in FlowProducer.add,
+//                  together with its children (the addFlow op); no public call adds one alone
 //   moveToActive   the Worker's backend moveToActive (the call Worker.moveToActive makes), on a
 //                  Worker built with the op's lockDuration, limiter and name; raw [job, id, ttl,
 //                  next] normalized
@@ -66,15 +77,16 @@ console.debug = console.error.bind(console);
 
 const readline = require('node:readline');
 const IORedis = require('ioredis');
-const { Queue, Worker, Job } = require('bullmq');
+const { Queue, Worker, Job, FlowProducer } = require('bullmq');
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 
 const realDateNow = Date.now;
-/** The adapter protocol version this adapter speaks: 2, with the worker half's ops. */
-const PROTOCOL = 2;
+/** The adapter protocol version this adapter speaks: 3, with the worker half's ops and flows. */
+const PROTOCOL = 3;
 
 const state = {
   connection: null, // shared ioredis client
+  flowProducer: null, // bullmq FlowProducer on that connection (not bound to a queue)
   profile: null, // {name, prefix, hash_tag}
   queueName: null, // the protocol's queue name of the cached objects
   queue: null, // bullmq Queue for queueName
@@ -273,7 +285,21 @@ const CLIENT_VALIDATION = [
   /^JobId cannot be '0' or start with '0:'$/,
   /^Priority should not be float$/,
   /^Priority should be between 0 and \d+$/,
+  /^Deduplication and parent options cannot be used together$/,
+  /^The following options cannot be used together: /,
+  // FlowProducer.add's own checks of a tree.
+  /^Deduplication options cannot be used on flow nodes with children$/,
+  /^keepLastIfActive deduplication cannot be used on flow nodes with a parent$/,
 ];
+
+/** A client-side rejection (CLIENT_VALIDATION) of `what` as a Skip; anything else as it is. */
+function clientRejection(what, err) {
+  const message = err && err.message;
+  if (typeof message === 'string' && CLIENT_VALIDATION.some(re => re.test(message))) {
+    return new Skip(`bullmq ${BULLMQ_VERSION} rejects this ${what} client-side: ${message}`);
+  }
+  return err;
+}
 
 class Skip extends Error {}
 
@@ -296,13 +322,27 @@ async function codeOf(fn) {
   }
 }
 
-async function opAdd(queue, op) {
-  // The vector spells the stored option name `de`; the client takes it as `deduplication`.
-  const { de, ...rest } = op.opts || {};
-  const opts = Object.assign(rest, { timestamp: op.timestamp });
-  if (de !== undefined) {
-    opts.deduplication = de;
+// The vectors spell options by the short names the client stores them under (its optsEncodeMap);
+// the client takes them by their long names and encodes them back when it packs the opts.
+const CLIENT_OPTION = {
+  de: 'deduplication',
+  fpof: 'failParentOnFailure',
+  cpof: 'continueParentOnFailure',
+  idof: 'ignoreDependencyOnFailure',
+  rdof: 'removeDependencyOnFailure',
+};
+
+/** A vector's opts as the client's job options (a copy; the other keys as they are). */
+function clientOpts(opts) {
+  const out = {};
+  for (const [key, value] of Object.entries(opts || {})) {
+    out[Object.prototype.hasOwnProperty.call(CLIENT_OPTION, key) ? CLIENT_OPTION[key] : key] = value;
   }
+  return out;
+}
+
+async function opAdd(queue, op) {
+  const opts = Object.assign(clientOpts(op.opts), { timestamp: op.timestamp });
   if (op.jobId !== undefined && op.jobId !== null) {
     opts.jobId = op.jobId;
   }
@@ -310,11 +350,41 @@ async function opAdd(queue, op) {
     const job = await withClock(op.timestamp, () => queue.add(op.name, op.data, opts));
     return String(job.id);
   } catch (err) {
-    const message = err && err.message;
-    if (typeof message === 'string' && CLIENT_VALIDATION.some(re => re.test(message))) {
-      throw new Skip(`bullmq ${BULLMQ_VERSION} rejects this add client-side: ${message}`);
-    }
-    throw err;
+    // A child's negative code (-5: no parent, -7: another parent), thrown with `code`.
+    const code = scriptCode(err);
+    if (code !== undefined) return code;
+    throw clientRejection('add', err);
+  }
+}
+
+/**
+ * A vector's flow node as FlowProducer.add takes it, in the client's queue `queueName`. The
+ * node's id goes in opts.jobId (where the client reads it); its parent is the node above it,
+ * which the client sets itself. The job's time is the pinned clock, as for a FlowProducer user.
+ */
+function flowJob(node, queueName) {
+  const job = {
+    name: node.name,
+    queueName,
+    data: node.data,
+    opts: Object.assign({ jobId: node.jobId }, clientOpts(node.opts)),
+  };
+  if (node.children && node.children.length) {
+    job.children = node.children.map(child => flowJob(child, queueName));
+  }
+  return job;
+}
+
+async function opAddFlow(queueName, op) {
+  const flow = flowJob(op.flow, nodeQueueName(queueName));
+  try {
+    const tree = await withClock(op.timestamp, () => state.flowProducer.add(flow));
+    return String(tree.job.id);
+  } catch (err) {
+    // The root's negative code: FlowProducer.add throws it (toFlowError) with `code`.
+    const code = scriptCode(err);
+    if (code !== undefined) return code;
+    throw clientRejection('flow', err);
   }
 }
 
@@ -450,6 +520,12 @@ async function runOp(req) {
   switch (op.op) {
     case 'add':
       return opAdd(queue, op);
+    case 'addFlow':
+      return opAddFlow(req.queue, op);
+    case 'addParentJob':
+      throw new Skip(`npm bullmq ${BULLMQ_VERSION} has no public call that adds a parent job alone: ` +
+        'FlowProducer.add (the addFlow op) adds a parent (addParentJob-6) only together with its ' +
+        'children');
     case 'moveToActive':
       return opMoveToActive(req.queue, op);
     case 'promote':
@@ -484,11 +560,20 @@ async function start(req) {
   await connection.connect();
   await connection.ping();
   state.connection = connection;
+  // One FlowProducer per connection: it is not bound to a queue (each node names its own), and
+  // its prefix is the profile's, like the Queue's.
+  const flowProducer = new FlowProducer({ connection, prefix: state.profile.prefix });
+  flowProducer.on('error', err => log('flow producer error:', err && err.stack ? err.stack : err));
+  await flowProducer.waitUntilReady();
+  state.flowProducer = flowProducer;
   return { name: 'bullmq (npm)', version: BULLMQ_VERSION, language: 'javascript' };
 }
 
 async function shutdown() {
   await closeCurrent();
+  const flowProducer = state.flowProducer;
+  state.flowProducer = null;
+  await closeQuietly('flow producer', flowProducer);
   const connection = state.connection;
   state.connection = null;
   if (connection) {

@@ -1,7 +1,7 @@
 """`command:CMD`: an implementation in any language, behind the JSON-lines adapter protocol.
 
-The protocol (version 2, with the worker half's ops; an adapter that speaks version 1 still
-runs, and its worker-half vectors are skipped) is specified by the bundled
+The protocol (version 3: version 2's worker half, and the flow ops; an adapter that speaks an
+older version still runs, and the vectors with newer ops are skipped) is specified by the bundled
 `schemas/adapter-protocol.schema.json` and described in `docs/ADAPTERS.md`. Every reply is
 validated against the schema. An adapter that exits, hangs past the per-op timeout, or writes
 anything but a valid reply makes the current op raise `CandidateError` with the tail of its
@@ -49,7 +49,7 @@ from reference_impl.keys import KeyProfile
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 #: What an adapter speaks when its start reply does not say: version 1, without the worker
 #: half's ops.
 DEFAULT_ADAPTER_PROTOCOL = 1
@@ -74,6 +74,24 @@ def version_2_part(step: dict[str, Any]) -> str | None:
         return "add opts.de (deduplication)"
     used = [field for field in VERSION_2_FIELDS.get(name, ()) if field in step]
     return f"{name} {', '.join(used)}" if used else None
+
+
+#: The ops only adapter protocol version 3 has: flows.
+VERSION_3_OPS = frozenset({"addParentJob", "addFlow"})
+#: Fields of an `add`'s opts that only version 3 has: the parent link and its policy flags.
+VERSION_3_ADD_OPTS = ("parent", "fpof", "cpof", "idof", "rdof")
+
+
+def version_3_part(step: dict[str, Any]) -> str | None:
+    """What in an op request needs adapter protocol version 3 (a flow op, or an add with a
+    parent), or None."""
+    name: str = step["op"]
+    if name in VERSION_3_OPS:
+        return name
+    used = [field for field in VERSION_3_ADD_OPTS if field in step.get("opts", {})]
+    if name == "add" and used:
+        return f"add opts.{', opts.'.join(used)} (flows)"
+    return None
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -346,10 +364,11 @@ class CommandCandidate:
         version the adapter speaks is skipped, never sent)."""
         adapter = self._running()
         step = op_to_dict(op)
-        if self.speaks < 2 and (newer := version_2_part(step)) is not None:
-            raise CandidateSkipped(f"the adapter speaks adapter protocol {self.speaks}, which has "
-                                   f"no {newer}; it reaches adapters whose start reply says "
-                                   f"\"protocol\": 2")
+        for version, part in ((2, version_2_part), (3, version_3_part)):
+            if self.speaks < version and (newer := part(step)) is not None:
+                raise CandidateSkipped(
+                    f"the adapter speaks adapter protocol {self.speaks}, which has no {newer}; "
+                    f"it reaches adapters whose start reply says \"protocol\": {version}")
         reply = adapter.request(
             {"type": "op", "queue": queue.name, "base": queue.base,
              "bullmq": versions.text(queue.protocol), "op": step},

@@ -21,6 +21,9 @@ Each op goes through the package's own Python code, not through our script runne
   token)`, `time` being the fire time before 5.8.6 (its client computed the score), else `now`;
 - `pause` and `resume` are `Queue.pause()` and `Queue.resume()`; the result is the script's
   reply (the legacy paused jobs left, 0 when pausing);
+- an `add` with `opts.parent` passes the policy flags under their long names; `addFlow` is
+  `FlowProducer.add` and `addParentJob` the `Scripts.addParentJob` call it makes for a parent:
+  `bullmq_py_flows` (its docstring says how, and which flags are skipped);
 - the worker half's ops are in `bullmq_py_worker` (its docstring says which call each is, and
   why releaseLock, moveJobFromActiveToWait, getRateLimitTtl, removeDeduplicationKey and addLog
   are skipped).
@@ -50,6 +53,7 @@ from typing import Any
 import redis
 
 from conformance.candidates.base import Capabilities
+from conformance.candidates.clients.bullmq_py_flows import FlowOps, client_opts, refused_flags
 from conformance.candidates.clients.bullmq_py_worker import WorkerOps
 from conformance.candidates.clients.package import (
     PackageError,
@@ -110,7 +114,9 @@ class PythonClientCandidate:
         self._described: tuple[str, str] | None = None
         self._protocol: Version = versions.CURRENT
         self._workers: dict[str, Any] = {}  # bullmq Workers of the open queue, by their options
+        self._producer: Any = None  # the open queue's FlowProducer, once addFlow needs one
         self._worker_ops = WorkerOps(self)
+        self._flow_ops = FlowOps(self)
 
     @property
     def name(self) -> str:
@@ -119,8 +125,8 @@ class PythonClientCandidate:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Ops are skipped per op (changeDelay, where the installed release lacks it); the
-        client connects to one node."""
+        """Ops are skipped per op (changeDelay, where the installed release lacks it; a set of
+        parent policy flags its Job refuses); the client connects to one node."""
         return Capabilities()
 
     @property
@@ -172,6 +178,7 @@ class PythonClientCandidate:
             Pause: self._pause,
             Resume: self._pause,
             **self._worker_ops.handlers(),
+            **self._flow_ops.handlers(),
         }
         # the protocol judged: what an older client's arguments mean (moveToDelayed)
         self._protocol = queue.protocol
@@ -245,6 +252,9 @@ class PythonClientCandidate:
     def _close_queue(self) -> None:
         queue, self._queue, self._queue_name = self._queue, None, None
         workers, self._workers = list(self._workers.values()), {}
+        if self._producer is not None:
+            workers.append(self._producer)  # closed the same way: its own connection
+            self._producer = None
         if self._loop is not None:
             for worker in workers:
                 with contextlib.suppress(Exception):
@@ -291,18 +301,36 @@ class PythonClientCandidate:
                 raise CandidateError(f"Worker() failed: {PackageError(exc)}") from None
         return self._workers[key]
 
+    def _flow_producer(self) -> Any:
+        """A `FlowProducer` on the suite's server and prefix (one per open queue: the flow's
+        nodes name the queue)."""
+        import bullmq
+
+        if self._producer is None:
+            producer_class = self._member(bullmq, "FlowProducer", "FlowProducer")
+            assert self._profile is not None
+            try:
+                self._producer = producer_class(
+                    None, {"prefix": self._profile.prefix, "connection": self._url})
+            except Exception as exc:
+                raise CandidateError(f"FlowProducer() failed: {PackageError(exc)}") from None
+        return self._producer
+
     # -- ops ----------------------------------------------------------------------------------
 
     def _add(self, queue: Any, op: Add) -> Result:
-        opts: dict[str, Any] = {**op.opts, "timestamp": op.timestamp}
-        if "de" in opts:  # the stored short name; the client takes `deduplication`
-            opts["deduplication"] = opts.pop("de")
+        # The stored short names (de, fpof...) as the client takes them (deduplication,
+        # failParentOnFailure...).
+        opts: dict[str, Any] = {**client_opts(self._package, op.opts), "timestamp": op.timestamp}
         if op.job_id is not None:
             opts["jobId"] = op.job_id
         add = self._member(queue, "add", "Queue.add")
         try:
             job = self._run("Queue.add", op.timestamp, add, op.name, op.data, opts)
         except PackageError as exc:
+            skip = refused_flags(self._package, exc)
+            if skip is not None:
+                raise skip from None
             context = {"parentKey": parent_key(opts.get("parent")), "command": "addJob"}
             return code_or_raise(queue, exc, context, "Queue.add")
         job_id = getattr(job, "id", None)

@@ -52,6 +52,11 @@ ARGV: dict[str, tuple[str, ...]] = {
     "updateProgress": ("job id", "progress as JSON text"),
     "updateData": ("data as JSON text",),
     "addLog": ("job id", "the log row", "keepLogs, or \"\" for all"),
+    "moveToWaitingChildren": ("token", "the child's key `<queue>:<id>`, or \"\" for any",
+                              "now (ms)", "job id", "BASE"),
+    "getDependencyCounts": ("\"processed\", \"unprocessed\", \"ignored\" or \"failed\", one "
+                            "entry per count wanted",),
+    "removeChildDependency": ("the job's key", "the parent's key"),
     "releaseParentIfNoPendingDependencies": ("the parent's queue key (`<prefix>:<name>`)",
                                              "the parent's id", "now (ms)"),
 }

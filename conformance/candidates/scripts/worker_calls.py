@@ -18,11 +18,14 @@ from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
     ExtendLocks,
+    GetDependencyCounts,
     GetRateLimitTtl,
     MoveJobFromActiveToWait,
     MoveStalledJobsToWait,
     MoveToFinished,
+    MoveToWaitingChildren,
     ReleaseLock,
+    RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
     RetryJob,
@@ -50,6 +53,12 @@ WORKER_KEYS: dict[str, tuple[str, ...]] = {
     "updateProgress": ("{job}", "events", "meta"),
     "updateData": ("{job}",),
     "addLog": ("{job}", "{job}:logs"),
+    "moveToWaitingChildren": ("active", "waiting-children", "{job}", "{job}:dependencies",
+                              "{job}:unsuccessful", "stalled", "events"),
+    "getDependencyCounts": ("{job}:processed", "{job}:dependencies", "{job}:failed",
+                            "{job}:unsuccessful"),
+    # KEYS[1] is BASE itself (the script's "key prefix").
+    "removeChildDependency": ("",),
 }
 #: The default fetch-next lock, and the keepJobs a client sends for "keep everything".
 LOCK_DURATION = 30000
@@ -154,6 +163,20 @@ def _log(call: Caller, base: str, op: AddLog) -> Any:
     return call("addLog", [op.job_id, op.row, keep], {"job": op.job_id})
 
 
+def _wait_children(call: Caller, base: str, op: MoveToWaitingChildren) -> Any:
+    child = f"{op.child['queue']}:{op.child['id']}" if op.child else ""
+    args = [op.token, child, str(op.now), op.job_id, base]
+    return call("moveToWaitingChildren", args, {"job": op.job_id})
+
+
+def _dependency_counts(call: Caller, base: str, op: GetDependencyCounts) -> Any:
+    return call("getDependencyCounts", list(op.types), {"job": op.job_id})
+
+
+def _remove_child(call: Caller, base: str, op: RemoveChildDependency) -> Any:
+    return call("removeChildDependency", [base + op.job_id, op.parent_key], {})
+
+
 CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
     MoveToFinished: _finish,
     RetryJob: _retry,
@@ -168,6 +191,9 @@ CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
     UpdateProgress: _progress,
     UpdateData: _data,
     AddLog: _log,
+    MoveToWaitingChildren: _wait_children,
+    GetDependencyCounts: _dependency_counts,
+    RemoveChildDependency: _remove_child,
 }
 
 

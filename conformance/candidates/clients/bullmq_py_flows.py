@@ -1,0 +1,195 @@
+"""Flows on the official PyPI `bullmq` client, for `bullmq-py` (bullmq_py.py).
+
+- `add` with `opts.parent` is `Queue.add` (bullmq_py); `client_opts` gives it the options as
+  the client takes them: the policy flags under their long names (failParentOnFailure,
+  continueParentOnFailure, ignoreDependencyOnFailure, removeDependencyOnFailure; the client's
+  `Job` copies them into the parent record and stores them short) and `de` as `deduplication`.
+  A flag the installed `Job` does not read is a skip naming its source line, and so is a set of
+  flags the `Job` refuses (more than one: the Node client refuses them too, validateOptions);
+- `addFlow` is `FlowProducer.add(flow)` with every node in the vector's queue (`queueName`),
+  its `jobId` as `opts.jobId` (the only custom id FlowProducer takes), on the clock frozen at
+  the op's timestamp (each `Job` reads it for its timestamp). The result is the root's id, or
+  the negative code of the error FlowProducer raises for the root (`code`);
+- `addParentJob` is `Scripts.addParentJob(job)`, the call FlowProducer makes for a node with
+  children, on a `Job` built as FlowProducer builds one (`{**opts, "parent": ...}`), on the
+  frozen clock. FlowProducer itself adds a parent only together with its children; this is the
+  same call without them. An op without a jobId is skipped: FlowProducer always gives a parent
+  an id (`opts.jobId` or `uuid4().hex`), never one drawn from the queue's counter.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from conformance.candidates.clients.package import PackageError, as_is, code_or_raise, parent_key
+from conformance.core.errors import CandidateError, CandidateSkipped
+from reference_impl.ops import AddFlow, AddParentJob, Result
+
+#: The stored short name of each parent policy flag -> the option name the client takes.
+POLICY_OPTIONS = {
+    "fpof": "failParentOnFailure",
+    "cpof": "continueParentOnFailure",
+    "idof": "ignoreDependencyOnFailure",
+    "rdof": "removeDependencyOnFailure",
+}
+#: What the client's Job raises for more than one policy flag.
+_EXCLUSIVE = "cannot be used together"
+
+
+class Host(Protocol):
+    """What the flow ops need of the candidate (PythonClientCandidate)."""
+
+    @property
+    def _package(self) -> str: ...
+
+    def _member(self, owner: Any, attr: str, what: str) -> Any: ...
+
+    def _run(self, what: str, clock_ms: int | None, method: Any, *args: Any) -> Any: ...
+
+    def _scripts(self, queue: Any) -> Any: ...
+
+    def _flow_producer(self) -> Any: ...
+
+
+def source_line(obj: Any, text: str) -> str:
+    """`<file>:<line>` of the first line of `obj`'s source holding `text` (of its definition
+    when none does), for a skip reason; `obj`'s name when there is no source to read."""
+    try:
+        lines, start = inspect.getsourcelines(obj)
+        path = inspect.getsourcefile(obj) or "?"
+    except (OSError, TypeError):
+        return getattr(obj, "__qualname__", repr(obj))
+    where = "/".join(path.replace("\\", "/").split("/")[-2:])  # bullmq/job.py
+    for offset, line in enumerate(lines):
+        if text in line:
+            return f"{where}:{start + offset}"
+    return f"{where}:{start}"
+
+
+def client_opts(package: str, opts: Mapping[str, Any]) -> dict[str, Any]:
+    """A vector's stored-form job opts as the client's `Queue.add`/`FlowProducer` take them:
+    `de` as `deduplication`, each policy flag under its long name. A flag whose long name the
+    installed `Job` does not read raises CandidateSkipped: passed on, it would be stored in
+    the opts and silently left out of the parent record."""
+    out: dict[str, Any] = {}
+    for key, value in opts.items():
+        if key == "de":
+            out["deduplication"] = value
+        elif key in POLICY_OPTIONS:
+            long = POLICY_OPTIONS[key]
+            _check_reads(package, long, key)
+            out[long] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _check_reads(package: str, option: str, short: str) -> None:
+    import bullmq
+
+    job_class = getattr(bullmq, "Job", None)
+    init = getattr(job_class, "__init__", None)
+    try:
+        source = inspect.getsource(init) if init is not None else None
+    except (OSError, TypeError):
+        return  # no source to read: the state will tell
+    if source is not None and option not in source:
+        raise CandidateSkipped(f"{package}'s Job does not read {option} (the `{short}` of the "
+                               f"parent record; Job.__init__ at {source_line(init, 'def ')})")
+
+
+def refused_flags(package: str, exc: PackageError) -> CandidateSkipped | None:
+    """The skip for the client's Job refusing the op's set of policy flags, or None when
+    `exc` is another error."""
+    cause = exc.cause
+    if not (isinstance(cause, ValueError) and _EXCLUSIVE in str(cause)):
+        return None
+    import bullmq
+
+    where = source_line(getattr(bullmq, "Job", None), _EXCLUSIVE)
+    return CandidateSkipped(f"{package}'s Job refuses more than one parent policy flag "
+                            f"({where}: {cause}); the Node client refuses them too "
+                            "(Job.validateOptions)")
+
+
+class FlowOps:
+    """The flow op handlers, on the candidate's queue, FlowProducer and frozen clock."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    def handlers(self) -> dict[type, Callable[[Any, Any], Result]]:
+        """Op type -> handler(queue, op)."""
+        return {AddParentJob: self._add_parent, AddFlow: self._add_flow}
+
+    def _add_parent(self, queue: Any, op: AddParentJob) -> Result:
+        host = self._host
+        if op.job_id is None:
+            import bullmq
+
+            producer_class = getattr(bullmq, "FlowProducer", None)
+            where = source_line(getattr(producer_class, "addNode", None), "uuid4")
+            raise CandidateSkipped(f"{host._package}'s FlowProducer always gives a parent an id "
+                                   f"(opts.jobId or uuid4().hex, {where}); the op has none")
+        import bullmq
+
+        job_class = host._member(bullmq, "Job", "Job")
+        what = "Scripts.addParentJob"
+        method = host._member(host._scripts(queue), "addParentJob", what)
+        opts = client_opts(host._package, op.opts)
+        opts["jobId"] = op.job_id
+        # FlowProducer.addNode: the node's opts with `parent` set (None for a root).
+        opts["parent"] = opts.get("parent")
+
+        def add() -> Any:
+            # Built inside the call: Job() reads the frozen clock for its timestamp.
+            return method(job_class(queue, op.name, op.data, opts, op.job_id))
+
+        try:
+            reply = host._run(what, op.timestamp, add)
+        except PackageError as exc:
+            skip = refused_flags(host._package, exc)
+            if skip is not None:
+                raise skip from None
+            raise CandidateError(f"{what} raised {exc}") from None
+        # Scripts.addParentJob passes the script's reply on: the id, or a negative code.
+        if isinstance(reply, str) or (isinstance(reply, int) and not isinstance(reply, bool)):
+            return reply
+        return as_is(reply)
+
+    def _add_flow(self, queue: Any, op: AddFlow) -> Result:
+        host = self._host
+        producer = host._flow_producer()
+        what = "FlowProducer.add"
+        method = host._member(producer, "add", what)
+        flow = self._node(queue, op.flow)
+        try:
+            tree = host._run(what, op.timestamp, method, flow)
+        except PackageError as exc:
+            skip = refused_flags(host._package, exc)
+            if skip is not None:
+                raise skip from None
+            # FlowProducer raises the root's negative reply with the code attached.
+            code = getattr(exc.cause, "code", None)
+            if isinstance(code, int) and not isinstance(code, bool) and code < 0:
+                return code
+            context = {"parentKey": parent_key(flow["opts"].get("parent")), "command": "addJob"}
+            return code_or_raise(queue, exc, context, what)
+        job = tree.get("job") if isinstance(tree, dict) else None
+        job_id = getattr(job, "id", None)
+        if job_id is None:
+            raise CandidateError(f"{what} returned {tree!r}, not a tree with a root job id")
+        return str(job_id)
+
+    def _node(self, queue: Any, node: Mapping[str, Any]) -> dict[str, Any]:
+        """A vector's flow node as FlowProducer takes it: in the open queue, the id in opts."""
+        opts = client_opts(self._host._package, node.get("opts", {}))
+        opts["jobId"] = node["jobId"]
+        out: dict[str, Any] = {"name": node["name"], "queueName": queue.name,
+                               "data": node.get("data", {}), "opts": opts}
+        children = node.get("children", ())
+        if children:
+            out["children"] = [self._node(queue, child) for child in children]
+        return out
