@@ -309,7 +309,7 @@ def move_to_waiting_children(model: QueueCore, op: MoveToWaitingChildren) -> int
         return JOB_HAS_FAILED_CHILDREN
     dependencies = f"{op.job_id}:dependencies"
     if op.child is not None:
-        pending = f"{op.child['queue']}:{op.child['id']}" in store.smembers(dependencies)
+        pending = store.sismember(dependencies, f"{op.child['queue']}:{op.child['id']}")
     else:
         pending = store.scard(dependencies) != 0
     if not pending:

@@ -1,5 +1,6 @@
-"""Removing a job and updating one: removeJob-2 (no children), updateProgress-3, updateData-1,
-addLog-2."""
+"""Updating a job: updateProgress-3, updateData-1, addLog-2; and what removing one shares with
+`reference_impl.flow_removal` (removeJob-2): the keys a job leaves behind, and where it is
+looked for."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from reference_impl.queue_core import JOB_NOT_EXIST
 from reference_impl.store import JsonText
-from reference_impl.worker_ops import AddLog, RemoveJob, UpdateData, UpdateProgress
+from reference_impl.worker_ops import AddLog, UpdateData, UpdateProgress
 
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
@@ -35,40 +36,13 @@ def remove_job_keys(model: QueueCore, job_id: str) -> bool:
     return found
 
 
-def _scheduler_iteration(model: QueueCore, job_id: str) -> bool:
+def scheduler_iteration(model: QueueCore, job_id: str) -> bool:
+    """Whether the job is its scheduler's current iteration (removeJob refuses it: -8)."""
     scheduler = model.store.hget(job_id, "rjk")
     if not isinstance(scheduler, str):
         return False
     current = model.store.zscore("repeat", scheduler)
     return current is not None and job_id == f"repeat:{scheduler}:{current}"
-
-
-def remove_job(model: QueueCore, op: RemoveJob) -> int:
-    """removeJob-2 for a job without children or parent: -8 for a scheduler's current
-    iteration, 0 while locked, else 1 (a missing job too, with no event)."""
-    if _scheduler_iteration(model, op.job_id):
-        return JOB_BELONGS_TO_SCHEDULER
-    if model.store.exists(f"{op.job_id}:lock"):
-        return 0
-    state = "unknown"
-    for name in ZSET_STATES:
-        if model.store.zrem(name, op.job_id):
-            state = name
-            break
-    else:
-        for name in LIST_STATES:
-            if model.store.lrem(name, 1, op.job_id):
-                state = name
-                break
-    dedup = model.store.hget(op.job_id, "deid")
-    if isinstance(dedup, str):
-        if model.store.get(f"de:{dedup}") == op.job_id:
-            model.store.delete(f"de:{dedup}")
-        model.store.delete(f"dn:{dedup}")
-    if remove_job_keys(model, op.job_id):
-        model.max_events()
-        model.event("event", "removed", "jobId", op.job_id, "prev", state)
-    return 1
 
 
 def update_progress(model: QueueCore, op: UpdateProgress) -> int:

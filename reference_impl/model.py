@@ -6,7 +6,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from reference_impl import finish, flows, job_updates, limits, locks, recovery, scores, versions
+from reference_impl import (
+    finish,
+    flow_removal,
+    flows,
+    job_updates,
+    limits,
+    locks,
+    recovery,
+    scores,
+    versions,
+)
 from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import (
     Add,
@@ -51,6 +61,7 @@ from reference_impl.worker_ops import (
     RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
+    RemoveUnprocessedChildren,
     RetryJob,
     UpdateData,
     UpdateProgress,
@@ -71,7 +82,8 @@ WORKER_HANDLERS: dict[type, Callable[[QueueCore, Any], Result]] = {
     MoveJobFromActiveToWait: limits.move_job_from_active_to_wait,
     GetRateLimitTtl: limits.get_rate_limit_ttl,
     RemoveDeduplicationKey: limits.remove_deduplication_key,
-    RemoveJob: job_updates.remove_job,
+    RemoveJob: flow_removal.remove_job,
+    RemoveUnprocessedChildren: flow_removal.remove_unprocessed_children,
     UpdateProgress: job_updates.update_progress,
     UpdateData: job_updates.update_data,
     AddLog: job_updates.add_log,

@@ -38,6 +38,7 @@ from reference_impl.worker_ops import (
     RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
+    RemoveUnprocessedChildren,
     RetryJob,
     UpdateData,
     UpdateProgress,
@@ -161,7 +162,8 @@ Op = (Add | AddParentJob | AddFlow | MoveToActive | Promote | ChangeDelay | Chan
       | MoveToFinished | RetryJob | ExtendLock | ExtendLocks | ReleaseLock
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
       | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog
-      | MoveToWaitingChildren | GetDependencyCounts | RemoveChildDependency)
+      | MoveToWaitingChildren | GetDependencyCounts | RemoveChildDependency
+      | RemoveUnprocessedChildren)
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {

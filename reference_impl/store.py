@@ -351,6 +351,11 @@ class Store:
         self._prune(suffix)
         return removed
 
+    def sismember(self, suffix: str, member: str) -> bool:
+        """SISMEMBER."""
+        value = self.keys.get(suffix)
+        return isinstance(value, Set) and member in value.members
+
     def smembers(self, suffix: str) -> list[str]:
         """SMEMBERS, in the order Redis 7.0 gives for an intset (ascending integers).
 

@@ -114,7 +114,7 @@ class RemoveDeduplicationKey:
 
 @dataclass(frozen=True)
 class RemoveJob:
-    """Job.remove for a job without children (removeJob-2)."""
+    """Job.remove (removeJob-2), with its children unless `remove_children` is false."""
 
     job_id: str
     remove_children: bool | None = None
@@ -185,11 +185,21 @@ class RemoveChildDependency:
     parent_key: str
 
 
+@dataclass(frozen=True)
+class RemoveUnprocessedChildren:
+    """Job.removeUnprocessedChildren (removeUnprocessedChildren-2): the job's pending
+    children are removed, with their own children; a locked or failed child stays. The
+    script answers nothing (null)."""
+
+    job_id: str
+
+
 #: The flow ops of a job (adapter protocol version 3).
 FLOW_JOB_OPS: dict[str, type] = {
     "moveToWaitingChildren": MoveToWaitingChildren,
     "getDependencyCounts": GetDependencyCounts,
     "removeChildDependency": RemoveChildDependency,
+    "removeUnprocessedChildren": RemoveUnprocessedChildren,
 }
 
 WORKER_OPS: dict[str, type] = {

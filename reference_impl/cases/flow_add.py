@@ -33,9 +33,10 @@ NOTES = {
     ),
     "policy-record": Flag(
         "flow",
-        "The failure policy flags set in the child's options (fpof, cpof, idof, rdof) are "
-        "copied into the parent record as true; unset flags are left out (bullmq#4332: a "
-        "record without them leaves the parent waiting forever).",
+        "The failure policy flag set in the child's options (fpof, cpof, idof or rdof; the "
+        "clients refuse more than one) is copied into the parent record as true; unset flags "
+        "are left out (bullmq#4332: a record without them leaves the parent waiting "
+        "forever). The flow-child-end vectors show each flag's record.",
     ),
     "missing-parent": Flag(
         "precondition",
@@ -109,9 +110,6 @@ def _cases() -> list[Case]:
         Case("record-fpof",
              "failParentOnFailure: the record is {id, queueKey, fpof: true}.",
              (parent(), child("a", fpof=True)), ("policy-record",)),
-        Case("record-other-flags",
-             "cpof, idof and rdof set: all three are in the record, fpof is not.",
-             (parent(), child("a", cpof=True, idof=True, rdof=True)), ("policy-record",)),
         Case("missing-parent",
              "A child of a parent that does not exist: -5, and nothing is written.",
              (child("a", "ghost"),), ("missing-parent",)),

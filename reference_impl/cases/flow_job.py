@@ -8,7 +8,7 @@ from reference_impl.cases.finish import complete, fail
 from reference_impl.cases.flow_add import FLOW_SINCE, P, child
 from reference_impl.cases.flow_insert import flow, node
 from reference_impl.keys import QUEUE_REF
-from reference_impl.ops import Pause
+from reference_impl.ops import Op, Pause
 from reference_impl.worker_ops import GetDependencyCounts, MoveToWaitingChildren
 from reference_impl.worker_ops import RemoveChildDependency as Unlink
 
@@ -45,7 +45,7 @@ NOTES = {
 }
 
 
-def _parent_taken() -> tuple[object, ...]:
+def _parent_taken() -> tuple[Op, ...]:
     """A job `p` taken by a worker, then a child `c` added under it while it runs."""
     return (add("report", job_id=P), fetch(T + 100), child("a", job_id="c"))
 

@@ -125,16 +125,14 @@ class FlowOps:
         return {AddParentJob: self._add_parent, AddFlow: self._add_flow}
 
     def _add_parent(self, queue: Any, op: AddParentJob) -> Result:
+        import bullmq
+
         host = self._host
         if op.job_id is None:
-            import bullmq
-
             producer_class = getattr(bullmq, "FlowProducer", None)
             where = source_line(getattr(producer_class, "addNode", None), "uuid4")
             raise CandidateSkipped(f"{host._package}'s FlowProducer always gives a parent an id "
                                    f"(opts.jobId or uuid4().hex, {where}); the op has none")
-        import bullmq
-
         job_class = host._member(bullmq, "Job", "Job")
         what = "Scripts.addParentJob"
         method = host._member(host._scripts(queue), "addParentJob", what)

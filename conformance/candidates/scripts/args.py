@@ -57,6 +57,7 @@ ARGV: dict[str, tuple[str, ...]] = {
     "getDependencyCounts": ("\"processed\", \"unprocessed\", \"ignored\" or \"failed\", one "
                             "entry per count wanted",),
     "removeChildDependency": ("the job's key", "the parent's key"),
+    "removeUnprocessedChildren": ("BASE", "job id"),
     "releaseParentIfNoPendingDependencies": ("the parent's queue key (`<prefix>:<name>`)",
                                              "the parent's id", "now (ms)"),
 }

@@ -28,6 +28,7 @@ from reference_impl.worker_ops import (
     RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
+    RemoveUnprocessedChildren,
     RetryJob,
     UpdateData,
     UpdateProgress,
@@ -59,6 +60,7 @@ WORKER_KEYS: dict[str, tuple[str, ...]] = {
                             "{job}:unsuccessful"),
     # KEYS[1] is BASE itself (the script's "key prefix").
     "removeChildDependency": ("",),
+    "removeUnprocessedChildren": ("{job}", "meta"),
 }
 #: The default fetch-next lock, and the keepJobs a client sends for "keep everything".
 LOCK_DURATION = 30000
@@ -177,6 +179,10 @@ def _remove_child(call: Caller, base: str, op: RemoveChildDependency) -> Any:
     return call("removeChildDependency", [base + op.job_id, op.parent_key], {})
 
 
+def _remove_unprocessed(call: Caller, base: str, op: RemoveUnprocessedChildren) -> Any:
+    return call("removeUnprocessedChildren", [base, op.job_id], {"job": op.job_id})
+
+
 CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
     MoveToFinished: _finish,
     RetryJob: _retry,
@@ -194,6 +200,7 @@ CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
     MoveToWaitingChildren: _wait_children,
     GetDependencyCounts: _dependency_counts,
     RemoveChildDependency: _remove_child,
+    RemoveUnprocessedChildren: _remove_unprocessed,
 }
 
 
