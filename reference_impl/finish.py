@@ -7,8 +7,8 @@ trims, the events, the metrics and the fetch of the next job. Nothing rolls back
 return keeps what was written before it.
 
 A child's end acts on its parent (`reference_impl.flows`): completed, through `parentKey`;
-failed, through the stored parent record. Out of scope (the model raises NotImplementedError):
-the keepLastIfActive requeue (`dn:<deid>`), and trimming a job that has a parent.
+failed, through the stored parent record; a trimmed child is unlinked like a removed one. Out
+of scope (the model raises NotImplementedError): the keepLastIfActive requeue (`dn:<deid>`).
 """
 
 from __future__ import annotations
@@ -144,8 +144,12 @@ def age_cutoff(now: int, age: int | float) -> int | Fraction:
 
 
 def _remove_trimmed(model: QueueCore, job_id: str) -> None:
-    if model.store.hget(job_id, "parentKey") is not None:
-        raise NotImplementedError("the model does not unlink a trimmed child from its parent")
+    """removeJob (soft): a trimmed child still pending for an existing parent is unlinked
+    first (a failed one without a policy), then its keys go."""
+    parent_key = model.store.hget(job_id, "parentKey")
+    if isinstance(parent_key, str) and parent_key and model.store.exists(
+            flows.local_id(parent_key)):
+        flows.unlink_removed_child(model, job_id, parent_key)
     remove_job_keys(model, job_id)
 
 

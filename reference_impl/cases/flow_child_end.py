@@ -74,7 +74,7 @@ NOTES = {
         "A child deleted as it finishes (keepJobs count 0) is still unlinked: completed, "
         "through `:processed` as usual; failed without a policy, by removing it from "
         "`:dependencies`, the last one moving the parent to the head of wait whatever its "
-        "priority or delay.",
+        "priority or delay; a failed child trimmed later (keepJobs) is unlinked the same way.",
     ),
 }
 
@@ -194,6 +194,12 @@ def _cases() -> list[Case]:
              "A failed child removed at once (no policy): unlinked, and the priority-2 parent "
              "goes to wait, not prioritized.",
              (*_flow(node("c1"), priority=2), fail("c1", keep_jobs={"count": 0})),
+             ("removed-child",)),
+        Case("trimmed-failed-child",
+             "A failed child (no policy) trimmed by a later failure's keepJobs count 1 is "
+             "unlinked: the parent is released to wait.",
+             (flow(node(P, node("c1"))), add("x"), fetch(T + 100), fetch(T + 100),
+              fail("c1"), fail("x", now=NOW + 1, keep_jobs={"count": 1})),
              ("removed-child",)),
     ]
 

@@ -57,10 +57,20 @@
 //   getRateLimitTtl  Queue.getRateLimitTtl(maxJobs)
 //   removeDeduplicationKey  job.removeDeduplicationKey() on a job whose deduplication id is the
 //                  op's (true/false as 1/0); Queue.removeDeduplicationKey is a plain DEL instead
-//   removeJob      Queue.remove(id, {removeChildren})
+//   removeJob      Queue.remove(id, {removeChildren}) (the script removes the job's children
+//                  too unless removeChildren is false)
 //   updateProgress job.updateProgress(progress)
 //   updateData     job.updateData(data)
 //   addLog         job.log(row), the job's opts holding the op's keepLogs
+//   moveToWaitingChildren  job.moveToWaitingChildren(token, {child}) at now (the client sends
+//                  Date.now()); its true / false are the script's 0 / 1 and the codes it throws
+//                  (-1, -2, -3, -6, -9) are returned, so the integer comes back whole
+//   getDependencyCounts  job.getDependenciesCount({[type]: true, ...}) with the op's types in
+//                  order, its {type: count} read back as the list in that order; skipped when a
+//                  type repeats (an object's keys hold each once)
+//   removeChildDependency  job.removeChildDependency() on a handle whose parentKey is the op's
+//                  (as a Job read from its hash holds it); true / false as 0 / 1, -1 / -5 thrown
+//   removeUnprocessedChildren  job.removeUnprocessedChildren(); result null
 // A worker op's Job is a handle (new Job(queue, '', {}, opts, id)), as a worker holds one for the
 // job it fetched: the scripts read nothing of it but the id and the opts the op names.
 // When Job.fromId finds no hash, the op calls the same backend method the Job method wraps

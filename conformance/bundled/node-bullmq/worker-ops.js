@@ -1,6 +1,6 @@
 'use strict';
-// The worker half's ops of adapter protocol version 2 (see the op table at the top of
-// adapter.js), each driven through npm bullmq's own client code. adapter.js passes in its
+// The worker half's ops of adapter protocol version 2 and the flow ops of a job of version 3
+// (see the op table at the top of adapter.js), each driven through npm bullmq's own client code. adapter.js passes in its
 // helpers: the clocks, the Queue/Worker cache, script-reply watching and code mapping.
 
 const { Job } = require('bullmq');
@@ -165,6 +165,58 @@ module.exports = function workerOps(ctx) {
     return withoutClock('addLog', () => codeOfResult(() => job.log(String(op.row))));
   }
 
+  // The flow ops of a job (adapter protocol version 3).
+
+  /**
+   * Job.moveToWaitingChildren(token, {child}) at the op's now (the client sends Date.now()).
+   * The client's boolean is lossless: the backend maps the script's 0 to true and 1 to false and
+   * throws every other reply with its `code` (-1, -2, -3, -6, -9), which codeOfResult returns.
+   */
+  async function moveToWaitingChildren(queueName, queue, op) {
+    const job = handle(queue, op.jobId);
+    const opts = op.child ? { child: { id: String(op.child.id), queue: op.child.queue } } : {};
+    return withClock(op.now, () => codeOfResult(async () =>
+      ((await job.moveToWaitingChildren(tokenOf(op), opts)) ? 0 : 1)));
+  }
+
+  const DEPENDENCY_TYPES = ['processed', 'unprocessed', 'ignored', 'failed'];
+
+  /**
+   * Job.getDependenciesCount({[type]: true, ...}) in the op's order: the client sends the keys
+   * set to true in insertion order (all four when none is), and answers {type: count}, read
+   * back here in that order. An object holds each type once, so a repeated type cannot be asked.
+   */
+  async function getDependencyCounts(queueName, queue, op) {
+    const types = op.types === undefined ? DEPENDENCY_TYPES : op.types.map(String);
+    if (new Set(types).size !== types.length) {
+      throw new Skip(`npm bullmq ${BULLMQ_VERSION}'s Job.getDependenciesCount takes the types as ` +
+        `an object's keys, each once; the op asks ${JSON.stringify(types)}`);
+    }
+    const job = handle(queue, op.jobId);
+    const asked = Object.fromEntries(types.map(type => [type, true]));
+    const counts = await withoutClock('getDependencyCounts', () => job.getDependenciesCount(asked));
+    return types.map(type => counts[type]);
+  }
+
+  /**
+   * Job.removeChildDependency() on a handle whose parentKey is the op's, as a Job read back from
+   * its hash holds the stored `parentKey` string. Lossless like moveToWaitingChildren: true is the
+   * script's 0, false its 1, and -1 / -5 are thrown with their code.
+   */
+  async function removeChildDependency(queueName, queue, op) {
+    const job = handle(queue, op.jobId);
+    job.parentKey = String(op.parentKey);
+    return withoutClock('removeChildDependency', () => codeOfResult(async () =>
+      ((await job.removeChildDependency()) ? 0 : 1)));
+  }
+
+  /** Job.removeUnprocessedChildren(); the script answers nothing, and the client returns nothing. */
+  async function removeUnprocessedChildren(queueName, queue, op) {
+    const job = handle(queue, op.jobId);
+    await withoutClock('removeUnprocessedChildren', () => job.removeUnprocessedChildren());
+    return null;
+  }
+
   /** fn's result, or the negative script code the client threw. */
   async function codeOfResult(fn) {
     try {
@@ -190,5 +242,9 @@ module.exports = function workerOps(ctx) {
     updateProgress,
     updateData,
     addLog,
+    moveToWaitingChildren,
+    getDependencyCounts,
+    removeChildDependency,
+    removeUnprocessedChildren,
   };
 };

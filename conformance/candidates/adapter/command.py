@@ -47,6 +47,7 @@ from conformance.core.queues import QueueRef
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
+from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
 PROTOCOL_VERSION = 3
@@ -77,7 +78,7 @@ def version_2_part(step: dict[str, Any]) -> str | None:
 
 
 #: The ops only adapter protocol version 3 has: flows.
-VERSION_3_OPS = frozenset({"addParentJob", "addFlow"})
+VERSION_3_OPS = frozenset({"addParentJob", "addFlow", *FLOW_JOB_OPS})
 #: Fields of an `add`'s opts that only version 3 has: the parent link and its policy flags.
 VERSION_3_ADD_OPTS = ("parent", "fpof", "cpof", "idof", "rdof")
 

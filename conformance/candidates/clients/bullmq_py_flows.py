@@ -14,7 +14,18 @@
   children, on a `Job` built as FlowProducer builds one (`{**opts, "parent": ...}`), on the
   frozen clock. FlowProducer itself adds a parent only together with its children; this is the
   same call without them. An op without a jobId is skipped: FlowProducer always gives a parent
-  an id (`opts.jobId` or `uuid4().hex`), never one drawn from the queue's counter.
+  an id (`opts.jobId` or `uuid4().hex`), never one drawn from the queue's counter;
+- `moveToWaitingChildren` is `Job.moveToWaitingChildren(token, {child})` on the clock frozen at
+  the op's `now`. It loses nothing of the script's integer: `Scripts.moveToWaitingChildren`
+  answers True for 0 and False for 1, and raises `finishedErrors` for a negative code, which is
+  mapped back (`code_or_raise`), as for the other Job calls;
+- `getDependencyCounts`, `removeChildDependency` and `removeUnprocessedChildren` are the Node
+  client's `Job.getDependenciesCount({type: true...})` (its counts in the op's order),
+  `Job.removeChildDependency()` (True 0, False 1, raised codes mapped back) and
+  `Job.removeUnprocessedChildren()` (None). The pinned release has none of them: it ships
+  getDependencyCounts-4.lua, removeChildDependency-1.lua and removeUnprocessedChildren-2.lua
+  but neither loads them (`SCRIPT_DEFINITIONS`) nor calls them, so the ops are skipped, naming
+  both source lines. A release whose Job has the method is driven through it.
 """
 
 from __future__ import annotations
@@ -23,9 +34,21 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from conformance.candidates.clients.package import PackageError, as_is, code_or_raise, parent_key
+from conformance.candidates.clients.package import (
+    PackageError,
+    as_is,
+    code_or_raise,
+    parent_key,
+    shipped_scripts,
+)
 from conformance.core.errors import CandidateError, CandidateSkipped
 from reference_impl.ops import AddFlow, AddParentJob, Result
+from reference_impl.worker_ops import (
+    GetDependencyCounts,
+    MoveToWaitingChildren,
+    RemoveChildDependency,
+    RemoveUnprocessedChildren,
+)
 
 #: The stored short name of each parent policy flag -> the option name the client takes.
 POLICY_OPTIONS = {
@@ -52,6 +75,9 @@ class Host(Protocol):
 
     def _flow_producer(self) -> Any: ...
 
+    def _job_handle(self, queue: Any, job_id: str, opts: dict[str, Any] | None = None
+                    ) -> Any: ...
+
 
 def source_line(obj: Any, text: str) -> str:
     """`<file>:<line>` of the first line of `obj`'s source holding `text` (of its definition
@@ -61,6 +87,8 @@ def source_line(obj: Any, text: str) -> str:
         path = inspect.getsourcefile(obj) or "?"
     except (OSError, TypeError):
         return getattr(obj, "__qualname__", repr(obj))
+    if inspect.ismodule(obj):
+        start = 1  # a module's lines are counted from 0, a definition's from its own line
     where = "/".join(path.replace("\\", "/").split("/")[-2:])  # bullmq/job.py
     for offset, line in enumerate(lines):
         if text in line:
@@ -122,7 +150,14 @@ class FlowOps:
 
     def handlers(self) -> dict[type, Callable[[Any, Any], Result]]:
         """Op type -> handler(queue, op)."""
-        return {AddParentJob: self._add_parent, AddFlow: self._add_flow}
+        return {
+            AddParentJob: self._add_parent,
+            AddFlow: self._add_flow,
+            MoveToWaitingChildren: self._wait_for_children,
+            GetDependencyCounts: self._dependency_counts,
+            RemoveChildDependency: self._unlink,
+            RemoveUnprocessedChildren: self._remove_unprocessed,
+        }
 
     def _add_parent(self, queue: Any, op: AddParentJob) -> Result:
         import bullmq
@@ -191,3 +226,81 @@ class FlowOps:
         if children:
             out["children"] = [self._node(queue, child) for child in children]
         return out
+
+    # -- a parent's dependencies -------------------------------------------------------------
+
+    def _call(self, queue: Any, what: str, clock_ms: int | None, method: Any, *args: Any,
+              context: dict[str, Any]) -> Any:
+        """`method(*args)` on the clock; a raised script code comes back as that code."""
+        try:
+            return self._host._run(what, clock_ms, method, *args)
+        except PackageError as exc:
+            return code_or_raise(queue, exc, context, what)
+
+    def _wait_for_children(self, queue: Any, op: MoveToWaitingChildren) -> Result:
+        host = self._host
+        what = "Job.moveToWaitingChildren"
+        job = host._job_handle(queue, op.job_id)
+        method = host._member(job, "moveToWaitingChildren", what)
+        opts: dict[str, Any] = {} if op.child is None else {"child": dict(op.child)}
+        context = {"jobId": op.job_id, "command": "moveToWaitingChildren", "state": "active"}
+        reply = self._call(queue, what, op.now, method, op.token, opts, context=context)
+        return _moved(reply)
+
+    def _dependency_counts(self, queue: Any, op: GetDependencyCounts) -> Result:
+        job = self._host._job_handle(queue, op.job_id)
+        method = self._job_method(job, "getDependenciesCount", "getDependencyCounts")
+        what = "Job.getDependenciesCount"
+        # The Node client asks for the types set in its options, in their order.
+        counts = self._call(queue, what, None, method, dict.fromkeys(op.types, True),
+                            context={"jobId": op.job_id, "command": "getDependencyCounts"})
+        if isinstance(counts, dict) and all(kind in counts for kind in op.types):
+            return [counts[kind] for kind in op.types]
+        return as_is(counts)
+
+    def _unlink(self, queue: Any, op: RemoveChildDependency) -> Result:
+        job = self._host._job_handle(queue, op.job_id)
+        method = self._job_method(job, "removeChildDependency", "removeChildDependency")
+        # The call reads the parent from the handle, as from a job read with its parentKey.
+        job.parentKey = op.parent_key
+        context = {"jobId": op.job_id, "parentKey": op.parent_key,
+                   "command": "removeChildDependency"}
+        return _moved(self._call(queue, "Job.removeChildDependency", None, method,
+                                 context=context))
+
+    def _remove_unprocessed(self, queue: Any, op: RemoveUnprocessedChildren) -> Result:
+        job = self._host._job_handle(queue, op.job_id)
+        method = self._job_method(job, "removeUnprocessedChildren", "removeUnprocessedChildren")
+        context = {"jobId": op.job_id, "command": "removeUnprocessedChildren"}
+        return as_is(self._call(queue, "Job.removeUnprocessedChildren", None, method,
+                                context=context))
+
+    def _job_method(self, job: Any, method: str, script: str) -> Any:
+        """`job.<method>`, or CandidateSkipped naming where the installed release lacks it:
+        its Job class, and the script table that would load the `script` it may ship."""
+        import bullmq
+
+        found = getattr(job, method, None)
+        if found is not None:
+            return found
+        where = source_line(getattr(bullmq, "Job", None), "class Job")
+        shipped = shipped_scripts(bullmq, script)
+        if shipped:
+            try:
+                import bullmq.redis_connection as connection
+            except ImportError:
+                table = "its Scripts"
+            else:
+                table = f"SCRIPT_DEFINITIONS ({source_line(connection, 'SCRIPT_DEFINITIONS =')})"
+            loads = f"; it ships {', '.join(shipped)} but {table} does not load it"
+        else:
+            loads = f"; it ships no {script} script"
+        raise CandidateSkipped(f"{self._host._package} has no Job.{method} (class Job at "
+                               f"{where}){loads}")
+
+
+def _moved(reply: Any) -> Result:
+    """A Job call's bool for the script's 0 (True) or 1 (False); a code or None as it came."""
+    if isinstance(reply, bool):
+        return 0 if reply else 1
+    return as_is(reply)

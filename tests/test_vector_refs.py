@@ -1,0 +1,58 @@
+"""`<q>` in vectors (conformance.vectors.refs): the queue's qualified name put in everywhere a
+vector names it, and taken out again for two queues compared as one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conformance.core.queues import QueueRef
+from conformance.vectors import Vector, refs
+from reference_impl import versions
+from reference_impl.keys import BULLMQ, ECHOMQ
+from reference_impl.ops import Add, Op, op_to_dict
+
+PARENT = {"id": "p", "queue": "<q>"}
+
+
+def _vector(given: dict[str, Any] | None = None, when: tuple[Op, ...] = (),
+            returns: tuple[Any, ...] = (), keys: dict[str, Any] | None = None) -> Vector:
+    """A vector as loading builds it, `queue_refs` found as `load_file` finds it."""
+    given, keys = given or {}, keys or {}
+    found = refs.mentions([given, [op_to_dict(op) for op in when], list(returns), keys])
+    return Vector("a/b", "d", (), given, when, returns, keys, None, None, Path("x.yaml"), 1,
+                  queue_refs=found)
+
+
+def test_every_place_a_vector_names_its_queue_gets_the_real_name() -> None:
+    vector = _vector(
+        given={"p:dependencies": {"set": ["<q>:c0"]}},
+        when=(Add("a", 1, {}, {"parent": PARENT}, "c"),),
+        returns=("<q>:c",),
+        keys={"p:processed": {"hash": {"<q>:c0": '"ok"'}},
+              "c": {"hash": {"parent": {"json": {"id": "p", "queueKey": "<q>"}}}}})
+    queue = QueueRef(BULLMQ, "bmqc-0-000001", versions.CURRENT)
+    bound = refs.bound(vector, queue)
+    name = "bull:bmqc-0-000001"
+    assert bound.given == {"p:dependencies": {"set": [f"{name}:c0"]}}
+    assert bound.when == (Add("a", 1, {}, {"parent": {"id": "p", "queue": name}}, "c"),)
+    assert bound.returns == (f"{name}:c",)
+    assert bound.keys == {"p:processed": {"hash": {f"{name}:c0": '"ok"'}},
+                          "c": {"hash": {"parent": {"json": {"id": "p", "queueKey": name}}}}}
+
+
+def test_the_name_follows_the_key_profile() -> None:
+    vector = _vector(returns=("<q>:c",))
+    queue = QueueRef(ECHOMQ, "bmqc-0-000001", versions.CURRENT)
+    assert refs.bound(vector, queue).returns == ("emq:{bmqc-0-000001}:c",)
+
+
+def test_a_vector_without_refs_is_used_as_it_is() -> None:
+    vector = _vector(given={"wait": {"list": ["1"]}}, returns=("1",))
+    assert not vector.queue_refs
+    assert refs.bound(vector, QueueRef(BULLMQ, "bmqc-0-000001", versions.CURRENT)) is vector
+
+
+def test_unbound_takes_the_name_out_again() -> None:
+    queue = QueueRef(BULLMQ, "bmqc-0-000002", versions.CURRENT)
+    assert refs.unbound({"set": ["bull:bmqc-0-000002:c"]}, queue) == {"set": ["<q>:c"]}
