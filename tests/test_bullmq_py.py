@@ -1,7 +1,8 @@
 """Every bundled vector passes against the official PyPI `bullmq` client (`--candidate bullmq-py`).
 
 Ops the Python client cannot express (it has no `changeDelay`, no rate-limit push-back...) are
-skipped with the reason, never failed.
+skipped with the reason, never failed. The vectors that fail are the real differences of its
+scripts, each shown at its line of the package's own script (`REAL_DIFFERENCES`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from conformance.candidates.clients.bullmq_py import PythonClientCandidate
-from conformance.candidates.clients.package import frozen_seconds
+from conformance.candidates.clients.package import commands_folder, frozen_seconds
 from conformance.core.errors import CandidateError, CandidateSkipped
 from conformance.core.pins import PINNED_VERSION
 from conformance.core.queues import QueueNames, QueueRef
@@ -24,11 +25,14 @@ from reference_impl.keys import BULLMQ, ECHOMQ, KeyProfile
 from reference_impl.ops import Add, ChangeDelay, MoveToActive, MoveToDelayed, Op, Promote
 from reference_impl.worker_ops import (
     AddLog,
+    GetDependencyCounts,
     GetRateLimitTtl,
     MoveJobFromActiveToWait,
     MoveToFinished,
     ReleaseLock,
+    RemoveChildDependency,
     RemoveDeduplicationKey,
+    RemoveUnprocessedChildren,
     RetryJob,
 )
 from tests.verdict_helpers import run_all
@@ -46,10 +50,34 @@ SKIP_REASONS = {
     "addLog": "MULTI RPUSH/LTRIM",
     "moveToActive": "never sends a worker name",
     "moveToFinished": "sends json.dumps(returnvalue)",
+    "getDependencyCounts": "has no Job.getDependenciesCount",
+    "removeChildDependency": "has no Job.removeChildDependency",
+    "removeUnprocessedChildren": "has no Job.removeUnprocessedChildren",
 }
 #: Ops it always skips (the others only for some of their arguments).
 ALWAYS_SKIPPED = (ChangeDelay, ReleaseLock, MoveJobFromActiveToWait, GetRateLimitTtl,
-                  RemoveDeduplicationKey, AddLog)
+                  RemoveDeduplicationKey, AddLog, GetDependencyCounts, RemoveChildDependency,
+                  RemoveUnprocessedChildren)
+#: The vectors it fails, real differences: its scripts follow the flow protocol from before
+#: npm 6.5.1. Each: the installed script, a line (1-based) and the text there that shows it,
+#: and the text of npm 6.5.1's change, absent from the script.
+REAL_DIFFERENCES = {
+    # A child whose parent is gone stays with the gone parent: 6.5.1's handleDuplicatedJob
+    # adopts it (`or rcall("EXISTS", existedParentKey) == 0`).
+    "flow-add/duplicate-parent-gone": (
+        "addStandardJob-9.lua", 475,
+        "if not existedParentKey or existedParentKey == currentParentKey then",
+        '"EXISTS", existedParentKey) == 0'),
+    # An existing completed child releases its parent as soon as it is attached
+    # (updateExistingJobsParent): 6.5.1 defers the release to the end of the flow (ARGV [10],
+    # deferParentRelease, which this script does not take).
+    "flow-insert/completed-child-first": (
+        "addStandardJob-9.lua", 461, "updateParentDepsIfNeeded(parentKey, parent['queueKey'],",
+        "deferParentRelease"),
+    "flow-insert/all-children-completed": (
+        "addStandardJob-9.lua", 461, "updateParentDepsIfNeeded(parentKey, parent['queueKey'],",
+        "deferParentRelease"),
+}
 T = 1700000000000
 
 
@@ -81,7 +109,8 @@ def test_python_client_passes_every_vector(all_vectors: list[Vector], redis_serv
                                            candidate: PythonClientCandidate, profile: str,
                                            profile_skips: Callable[[str], set[str]]) -> None:
     outcomes = _run_all(all_vectors, redis_server, profile, candidate)
-    assert outcomes["failed"] == []
+    failed = {line.split(":")[0] for line in outcomes["failed"]}
+    assert failed == set(REAL_DIFFERENCES), outcomes["failed"]
     assert outcomes["errored"] == []
     assert len(outcomes["passed"]) >= 120
     skipped_for_op = set()
@@ -92,6 +121,19 @@ def test_python_client_passes_every_vector(all_vectors: list[Vector], redis_serv
         else:
             assert line.split(":")[0] in profile_skips(profile), line
     assert _ids_with(all_vectors, profile, *ALWAYS_SKIPPED) <= skipped_for_op
+
+
+@pytest.mark.parametrize("vector_id", sorted(REAL_DIFFERENCES))
+def test_real_differences_are_in_the_package_scripts(vector_id: str) -> None:
+    """Each listed failure is shown by the installed package's own script text."""
+    import bullmq
+
+    script, line, shown, absent = REAL_DIFFERENCES[vector_id]
+    folder = commands_folder(bullmq)
+    assert folder is not None
+    text = (folder / script).read_text(encoding="utf-8")
+    assert shown in text.splitlines()[line - 1], (script, line)
+    assert absent not in text
 
 
 @pytest.mark.parametrize("profile", ["bullmq", "echomq"])
@@ -170,6 +212,13 @@ def test_frozen_seconds_round_trip(ms: int) -> None:
     (AddLog("1", "row", 3), SKIP_REASONS["addLog"]),
     (MoveToActive(T, name="w1"), SKIP_REASONS["moveToActive"]),
     (MoveToFinished("1", T, value='"\u00e9"'), "'\"\\\\u00e9\"' for the op's value"),
+    # The package ships these scripts but neither loads nor calls them: both lines named.
+    (GetDependencyCounts("p"), "Job.getDependenciesCount (class Job at bullmq/job.py:27); it "
+     "ships getDependencyCounts-4.lua but SCRIPT_DEFINITIONS (bullmq/redis_connection.py:19)"),
+    (RemoveChildDependency("c", "bull:q:p"), "Job.removeChildDependency (class Job at "
+     "bullmq/job.py:27); it ships removeChildDependency-1.lua but SCRIPT_DEFINITIONS"),
+    (RemoveUnprocessedChildren("p"), "Job.removeUnprocessedChildren (class Job at "
+     "bullmq/job.py:27); it ships removeUnprocessedChildren-2.lua but SCRIPT_DEFINITIONS"),
 ], ids=lambda x: x if isinstance(x, str) else type(x).__name__)
 def test_what_the_package_cannot_express_is_skipped(redis_server: ServerInfo,
                                                     candidate: PythonClientCandidate, op: Op,

@@ -14,6 +14,7 @@ renewal, rate limits, deduplication, removal and job updates).
 from __future__ import annotations
 
 from conformance.checks.mutant_catalog_finish import FINISH_MUTANTS
+from conformance.checks.mutant_catalog_flows import FLOW_MUTANTS
 from conformance.checks.mutant_catalog_worker import WORKER_MUTANTS
 from conformance.checks.mutant_types import Mutant, Replacement
 from conformance.checks.mutant_types import mutant as _m
@@ -217,8 +218,8 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
        [('priority jobs\n        rcall("ZADD", markerKey, 0, "0")\n', "priority jobs\n")]),
 )
 
-#: Every mutant `bullmq-conformance mutants` runs: the queue half, then the worker half.
-CATALOG: tuple[Mutant, ...] = QUEUE_MUTANTS + FINISH_MUTANTS + WORKER_MUTANTS
+#: Every mutant `bullmq-conformance mutants` runs: the queue half, the worker half, the flows.
+CATALOG: tuple[Mutant, ...] = QUEUE_MUTANTS + FINISH_MUTANTS + WORKER_MUTANTS + FLOW_MUTANTS
 
 _OURS_CEILING = "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n"
 _SHIFT_BAND = ('  for _, member in ipairs(rcall("ZRANGEBYSCORE", delayedKey, fireAt * 0x1000, '

@@ -37,7 +37,7 @@ from conformance.candidates.scripts.includes import resolve, resolve_with_files
 from conformance.checks.mutant_catalog import CATALOG, Mutant, Replacement
 from conformance.core.errors import Exit, HarnessError, UsageError
 from conformance.core.outcomes import Outcome
-from conformance.core.pins import PINNED_VERSION
+from conformance.core.pins import PINNED_PROTOCOL, PINNED_VERSION
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir, vectors_dir
 from conformance.run.batch import BATCH_SIZE, run_vectors
@@ -178,11 +178,12 @@ def vector_cost(vector: Vector) -> int:
     return len(vector.when) + _members(vector.given.values()) + _members(vector.keys.values())
 
 
-def order_vectors(vectors: Iterable[Vector], profile: KeyProfile) -> list[Vector]:
-    """The vectors of the current protocol that run under `profile`, cheapest first (file
-    order breaks ties)."""
+def order_vectors(vectors: Iterable[Vector], profile: KeyProfile,
+                  protocol: versions.Version = versions.CURRENT) -> list[Vector]:
+    """The vectors of `protocol` that run under `profile`, cheapest first (file order breaks
+    ties)."""
     runnable = [v for v in vectors if v.profile in (None, profile.name)
-                and v.span.holds(versions.CURRENT)]
+                and v.span.holds(protocol)]
     return sorted(runnable, key=vector_cost)
 
 
@@ -244,9 +245,11 @@ class MutationRun:
 
     def __init__(self, source: Path, vectors: list[Vector], client: redis.Redis,
                  profile: KeyProfile, older: dict[str, list[Vector]] | None = None,
-                 server: ServerInfo | None = None) -> None:
+                 server: ServerInfo | None = None,
+                 protocol: versions.Version = versions.CURRENT) -> None:
         """`server`: where `client` points; vectors run pipelined on one the suite started
-        (`conformance.run.batch.pipelined`)."""
+        (`conformance.run.batch.pipelined`). `protocol`: the version the scripts are judged
+        at (the official ones: the npm release their Lua comes from)."""
         self.server = server
         self.source = source
         self.vectors = vectors
@@ -256,6 +259,10 @@ class MutationRun:
         self.names = QueueNames()
         self.excluded: list[str] = []
         self._killers: list[Vector] = []
+        self.protocol = protocol
+        #: The vectors as loaded: a verdict holds its vector bound to the queue it ran in
+        #: (`conformance.vectors.refs`), which must not be run again in another queue.
+        self._by_id = {vector.id: vector for vector in vectors}
         self._baseline = ScriptsCandidate(source, "baseline")
         self._baseline_ok: dict[str, bool] = {}
         self._files = script_files(source)
@@ -264,7 +271,7 @@ class MutationRun:
     def _passes_unmutated(self, vector: Vector) -> bool:
         if vector.id not in self._baseline_ok:
             verdict = run_vector(vector, self._baseline, self.client, self.profile, self.names,
-                                 protocol=versions.CURRENT)
+                                 protocol=self.protocol)
             self._baseline_ok[vector.id] = not verdict.outcome.failing
             if not self._baseline_ok[vector.id]:
                 self.excluded.append(vector.id)
@@ -284,9 +291,11 @@ class MutationRun:
             ).values() if self._baseline_ok.get(v.id) is not False]
             for batch in batches(order):
                 verdicts = run_vectors(batch, candidate, self.client, self.profile, self.names,
-                                       self.server, protocol=versions.CURRENT)
-                killer = next((verdict.vector for verdict in verdicts if verdict.outcome.failing
-                               and self._passes_unmutated(verdict.vector)), None)
+                                       self.server, protocol=self.protocol)
+                killer = next((self._by_id[verdict.vector.id] for verdict in verdicts
+                               if verdict.outcome.failing
+                               and self._passes_unmutated(self._by_id[verdict.vector.id])),
+                              None)
                 if killer is not None:
                     break
             older = self._older_match(killer, candidate) if killer is not None else None
@@ -314,8 +323,8 @@ class MutationRun:
         named: list[Vector] = []
         unexplained = 0
         for verdict in run_vectors(tried, candidate, self.client, self.profile, self.names,
-                                   self.server, protocol=versions.CURRENT):
-            current = verdict.vector
+                                   self.server, protocol=self.protocol):
+            current = self._by_id[verdict.vector.id]
             if verdict.outcome is Outcome.PASSED:
                 continue
             wrong = differing_keys(verdict.diff)
@@ -331,7 +340,7 @@ class MutationRun:
 
     def _explains(self, variant: Vector, candidate: ScriptsCandidate, wrong: set[str]) -> bool:
         old = run_vector(replace(variant, span=versions.ALWAYS), candidate, self.client,
-                         self.profile, self.names, protocol=versions.CURRENT)
+                         self.profile, self.names, protocol=self.protocol)
         return old.outcome is Outcome.PASSED or (
             old.outcome is Outcome.FAILED and not wrong & differing_keys(old.diff))
 
@@ -380,17 +389,23 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
     source = resolve_scripts(args.scripts)
     profile = profile_for(args.profile)
     check_catalog(source, catalog)
+    # The pinned PyPI release ships an older npm release's scripts: judged at that protocol,
+    # as `run --protocol` and the releases page judge it.
+    protocol = versions.parse(PINNED_PROTOCOL) if args.scripts == "official" \
+        else versions.CURRENT
     every = list(iter_vectors(load_dir(vectors_dir())))
-    vectors = order_vectors(every, profile)
+    vectors = order_vectors(every, profile, protocol)
     width = max(len(m.name) for m in catalog)
     dwidth = max(len(m.defect) for m in catalog)
     results: list[MutantResult] = []
     with provision(args.redis) as server, tempfile.TemporaryDirectory() as tmp:
         print(f"bullmq-conformance mutants: {len(catalog)} mutants of {source} "
-              f"({flavor_of(source)}), {len(vectors)} vectors, profile {profile.name}, "
+              f"({flavor_of(source)}), {len(vectors)} vectors of protocol "
+              f"{versions.text(protocol)}, profile {profile.name}, "
               f"redis {server.kind} {server.engine} {server.version}", flush=True)
         client = client_for(server)
-        run = MutationRun(source, vectors, client, profile, older_variants(every), server)
+        run = MutationRun(source, vectors, client, profile, older_variants(every), server,
+                          protocol)
         try:
             for mutant in catalog:
                 result = run.run(mutant, Path(tmp))

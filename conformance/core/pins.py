@@ -8,3 +8,7 @@ nothing, so the command line's `--version` can name it at no cost.
 
 #: The official PyPI `bullmq` release of the dev extra, the `bullmq-py` candidate's reference.
 PINNED_VERSION = "3.4.4"
+#: The npm bullmq release whose Lua scripts the pinned PyPI release ships: its protocol, at which
+#: `mutants --scripts official` judges them (`identify` names the range; ci/releases.toml judges
+#: the release there too).
+PINNED_PROTOCOL = "6.4.0"

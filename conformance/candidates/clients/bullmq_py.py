@@ -22,8 +22,10 @@ Each op goes through the package's own Python code, not through our script runne
 - `pause` and `resume` are `Queue.pause()` and `Queue.resume()`; the result is the script's
   reply (the legacy paused jobs left, 0 when pausing);
 - an `add` with `opts.parent` passes the policy flags under their long names; `addFlow` is
-  `FlowProducer.add` and `addParentJob` the `Scripts.addParentJob` call it makes for a parent:
-  `bullmq_py_flows` (its docstring says how, and which flags are skipped);
+  `FlowProducer.add` and `addParentJob` the `Scripts.addParentJob` call it makes for a parent;
+  `moveToWaitingChildren` is `Job.moveToWaitingChildren`: `bullmq_py_flows` (its docstring
+  says how, which flags are skipped, and why getDependencyCounts, removeChildDependency and
+  removeUnprocessedChildren are);
 - the worker half's ops are in `bullmq_py_worker` (its docstring says which call each is, and
   why releaseLock, moveJobFromActiveToWait, getRateLimitTtl, removeDeduplicationKey and addLog
   are skipped).
