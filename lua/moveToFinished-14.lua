@@ -76,9 +76,11 @@
   The parent's queue and id come from the parent record, else from
   parentKey.
 
-  Not implemented: a child dropped by the age or count trim is not
-  unlinked from its parent, and the keepLastIfActive requeue from
-  BASE .. "dn:" .. deid.
+  A job dropped by the age or count trim first leaves the dependencies
+  of a parent that still exists (includes/trimFinishedJobs).
+
+  Not implemented: the keepLastIfActive requeue from BASE .. "dn:" ..
+  deid.
 ]]
 local rcall = redis.call
 local waitKey = KEYS[1]

@@ -18,21 +18,37 @@ from conformance.checks.crash_verdict import (
     CrashVerdict,
     Events,
     Finish,
+    FlowOutcome,
     LockSet,
     Outcome,
     StallPass,
+    StreamEvent,
+    flow_value,
     judge,
+    judge_flows,
 )
 from conformance.cli import main
 from conformance.core.errors import UsageError
 from conformance.core.queues import QueueRef
-from conformance.core.resources import lua_dir
+from conformance.core.resources import lua_dir, node_adapter_source
 from conformance.state.snapshot import delete_queue
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, MoveToActive, Op, Result
 from reference_impl.worker_ops import MoveStalledJobsToWait, MoveToFinished
 from tests.scripts_helpers import WrappedScripts
+
+#: The official 6.7.0 scripts the Node adapter installs (the PyPI package's lack the deferred
+#: parent release, releaseParentIfNoPendingDependencies, that addFlow sends from 6.5.1).
+NODE_SCRIPTS = node_adapter_source() / "node_modules" / "bullmq" / "dist" / "cjs" / "commands"
+
+
+@pytest.fixture(scope="session")
+def node_scripts() -> Path:
+    """The bundled Node adapter's official scripts; skip when `npm ci` was not run."""
+    if not (NODE_SCRIPTS / "addParentJob-6.lua").is_file():
+        pytest.skip("needs `npm ci` in conformance/bundled/node-bullmq")
+    return NODE_SCRIPTS
 
 
 def leftover(info: servers.ServerInfo) -> list[str]:
@@ -81,6 +97,37 @@ def test_reference_recovers_every_job(redis_server: servers.ServerInfo) -> None:
     assert (verdict.killed, verdict.frozen) == (3, 2)
     assert verdict.recovered_from["killed"] == 3, verdict.report()
     assert verdict.recovered_from["frozen"] == 2, verdict.report()
+    assert leftover(redis_server) == []
+
+
+def test_official_scripts_release_every_parent_once(redis_server: servers.ServerInfo,
+                                                    node_scripts: Path) -> None:
+    verdict = run_crash(f"scripts:{node_scripts}", redis_server.url, BULLMQ, workers=6, jobs=20,
+                        kill=3, freeze=2, seed=1, flows=True, children=3)
+    assert_clean(verdict, 80)
+    assert (verdict.parents, verdict.children, verdict.released_once) == (20, 3, 20)
+    assert not (verdict.release_faults or verdict.completed_early or verdict.processed_faults)
+    assert "flows: 20 parents x 3 children; released exactly once 20" in verdict.report()
+    assert leftover(redis_server) == []
+
+
+@pytest.mark.parametrize(("script", "old", "new", "caught"), [
+    ("includes/updateParentDepsIfNeeded.lua",
+     'rcall("HSET", processedSet, jobIdKey, returnvalue)', "local _ = 0", "processed_faults"),
+    # The release's event loses its `prev` field.
+    ("includes/moveParentToWait.lua", '"waiting", "jobId", parentId, "prev",',
+     '"waiting", "jobId", parentId, "was",', "release_faults"),
+], ids=["processed-not-recorded", "released-no-event"])
+def test_a_broken_flow_is_caught(redis_server: servers.ServerInfo, node_scripts: Path,
+                                 tmp_path: Path, script: str, old: str, new: str,
+                                 caught: str) -> None:
+    broken = mutated(node_scripts, tmp_path, script, old, new)
+    verdict = run_crash(f"scripts:{broken}", redis_server.url, BULLMQ, workers=4, jobs=8,
+                        kill=1, freeze=0, seed=6, flows=True, children=2)
+    assert not verdict.passed
+    # Every parent shows the defect; nothing else is wrong.
+    assert len(getattr(verdict, caught)) >= 8, verdict.report()
+    assert not verdict.lost and not verdict.unexpected, verdict.report()
     assert leftover(redis_server) == []
 
 
@@ -185,6 +232,73 @@ def test_verdict_counts_and_report() -> None:
     assert len(text.splitlines()) <= 24
 
 
+def flow_run(*entries: tuple[str, str, str | None],
+             processed: dict[str, dict[str, str]] | None = None) -> FlowOutcome:
+    """Parent p with children a and b; the stream holds the adds, then `entries`."""
+    adds = tuple(StreamEvent("added", job) for job in ("p", "a", "b"))
+    held = {"p": {c: flow_value(c) for c in ("a", "b")}} if processed is None else processed
+    return FlowOutcome({"p": ("a", "b")}, adds + tuple(StreamEvent(*e) for e in entries), held)
+
+
+RELEASE = ("waiting", "p", "waiting-children")
+GOOD = (("completed", "a", "active"), ("completed", "b", "active"), RELEASE,
+        ("active", "p", "waiting"), ("completed", "p", "active"))
+
+
+def test_a_good_flow_passes() -> None:
+    found = judge_flows(flow_run(*GOOD))
+    assert found.released_once == 1
+    assert not (found.release_faults or found.completed_early or found.processed_faults
+                or found.errors)
+
+
+def test_a_parent_released_twice_or_never_is_caught() -> None:
+    twice = judge_flows(flow_run(*GOOD[:3], RELEASE, *GOOD[3:]))
+    never = judge_flows(flow_run(*GOOD[:2], *GOOD[3:]))
+    # A stall's return to wait (prev active) is no release.
+    stalled = judge_flows(flow_run(*GOOD[:2], ("waiting", "p", "active"), *GOOD[3:]))
+    assert twice.release_faults == ("parent p released 2 times",)
+    assert never.release_faults == stalled.release_faults == ("parent p released 0 times",)
+    assert twice.released_once == never.released_once == 0
+
+
+def test_a_parent_completed_before_a_child_is_caught() -> None:
+    early = judge_flows(flow_run(GOOD[0], RELEASE, *GOOD[3:], GOOD[1]))
+    missing = judge_flows(flow_run(GOOD[0], RELEASE, *GOOD[3:]))
+    assert early.completed_early == ("parent p completed before child b",)
+    assert missing.completed_early == ("parent p completed before child b",)
+    assert early.release_faults == ()
+
+
+def test_processed_faults_are_caught() -> None:
+    found = judge_flows(flow_run(*GOOD, processed={"p": {"a": '"done b"', "z": "1"}}))
+    assert found.processed_faults == ('p:processed holds "done b" for a', "p:processed lacks b",
+                                      "p:processed holds z (not a child)")
+
+
+def test_a_trimmed_stream_is_an_error() -> None:
+    outcome = flow_run(*GOOD)
+    trimmed = dataclasses.replace(outcome, stream=outcome.stream[1:])
+    assert "no `added` event" in judge_flows(trimmed).errors[0]
+
+
+def test_flow_faults_count_as_violations_and_are_reported() -> None:
+    lock = LockSet("p", "t", T, T + 0.01, fetch=True)
+    events = run_of([lock], [Finish("p", "t", T + 0.02, T + 0.03, 0)], [])
+    flows = flow_run(GOOD[0], RELEASE, RELEASE, *GOOD[3:], GOOD[1], processed={"p": {}})
+    verdict = judge("x", ["p"], events, Outcome(frozenset({"p"}), {"waiting-children": 1}),
+                    workers=1, killed=0, frozen=0, lock_ms=D, duration=1.0, flows=flows)
+    # released twice, completed before b, :processed lacks a and b, one left waiting.
+    assert verdict.violations == 5 and (verdict.parents, verdict.children) == (1, 2)
+    text = verdict.report()
+    assert "flows: 1 parents x 2 children; released exactly once 0, release faults 1" in text
+    assert "completed before a child 1, :processed faults 2, left waiting for children 1" in text
+    assert "release: parent p released 2 times" in text
+    assert "completed before a child: parent p completed before child b" in text
+    # A plain run's report has no flows line.
+    assert "flows:" not in verdict_of(run_of([], [], [])).report()
+
+
 def test_dooms_are_seeded_and_bounded() -> None:
     assert plan_dooms(50, 3, 2, seed=9) == plan_dooms(50, 3, 2, seed=9)
     dooms = plan_dooms(50, 3, 2, seed=9)
@@ -203,6 +317,17 @@ def test_cli(redis_url: str, official_scripts: Path, capsys: pytest.CaptureFixtu
     assert "40 jobs, 4 workers, 2 killed, 1 frozen" in out and "PASSED" in out
 
 
+def test_cli_flows(redis_url: str, node_scripts: Path,
+                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["concurrency", "--crash", "--flows", "--candidate", f"scripts:{node_scripts}",
+                 "--redis", redis_url, "--workers", "4", "--jobs", "10", "--children", "2",
+                 "--kill", "2", "--freeze", "1", "--seed", "5"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "30 jobs, 4 workers, 2 killed, 1 frozen" in out and "PASSED" in out
+    assert "flows: 10 parents x 2 children; released exactly once 10" in out
+
+
 def test_cli_exits_1_when_caught(redis_url: str, official_scripts: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     broken = mutated(official_scripts, tmp_path, "moveStalledJobsToWait-9.lua",
@@ -218,13 +343,17 @@ def test_cli_usage_errors(redis_url: str, capsys: pytest.CaptureFixture[str]) ->
     assert main(["concurrency", "--crash", "--jobs", "3", "--kill", "4",
                  "--redis", redis_url]) == 2
     assert "--kill" in capsys.readouterr().err
+    assert main(["concurrency", "--flows", "--redis", redis_url]) == 2
+    assert main(["concurrency", "--crash", "--flows", "--children", "0",
+                 "--redis", redis_url]) == 2
+    assert "--children" in capsys.readouterr().err
 
 
 def test_help_documents_the_crash_options(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["concurrency", "--help"])
     out = capsys.readouterr().out
-    for flag in ("--crash", "--kill", "--freeze", "--lock-ms"):
+    for flag in ("--crash", "--kill", "--freeze", "--lock-ms", "--flows", "--children"):
         assert flag in out
 
 

@@ -20,6 +20,13 @@ less often than stall checks, so jobs are often marked stalled while their lock 
 that moved them would be caught. The run ends when every job has
 a completion, or at the time limit. `crash_verdict.judge` then checks the events and the end
 state.
+
+With `flows`, the run adds P parents of K children each instead (`addFlow`, node ids `f<i>`
+and `f<i>c<k>`, all in the run's queue): the children wait, the parents wait in
+waiting-children. The workers fetch whatever comes: children first, then each parent once its
+last child's completion released it to wait. Each job completes with its own value
+(`crash_verdict.flow_value`), and the verdict also reads the events stream and the parents'
+`:processed` hashes (`crash_verdict.judge_flows`).
 """
 
 from __future__ import annotations
@@ -49,15 +56,18 @@ from conformance.checks.crash_verdict import (
     Events,
     Fate,
     Finish,
+    FlowOutcome,
     LockSet,
     Outcome,
     StallPass,
+    StreamEvent,
+    flow_value,
     judge,
 )
 from conformance.core.errors import InfrastructureError, UsageError
 from conformance.core.queues import QueueRef
 from reference_impl.keys import KeyProfile
-from reference_impl.ops import Add, MoveToActive
+from reference_impl.ops import Add, AddFlow, MoveToActive
 from reference_impl.worker_ops import ExtendLock, MoveStalledJobsToWait, MoveToFinished
 
 LOCK_MS = 100  #: default lock duration: short, since expiry takes real time
@@ -68,6 +78,8 @@ STEP = 3  #: a work step (and so the renewal period) is a third of the lock
 STALL_CHECK = 5
 MAX_STALLED = 1000  #: high enough that no job is ever failed for stalling
 POLL_S = 0.002  #: an idle worker's pause between empty fetches
+FLOWS = 40  #: default parents of a flow run (with CHILDREN each: 200 jobs, as a plain run)
+CHILDREN = 4  #: default children per parent of a flow run
 
 
 @dataclass(frozen=True)
@@ -178,6 +190,7 @@ class _Run:
     log: _Log
     spawned: list[tuple[Candidate, redis.Redis]]
     ids: itertools.count[int]
+    flows: bool = False
 
     def spawn(self) -> tuple[str, Candidate, redis.Redis]:
         """A fresh worker: a name, a started candidate instance and its own connection."""
@@ -215,7 +228,8 @@ def _work(run: _Run, cand: Candidate, client: redis.Redis, job: str, token: str,
 def _finish(run: _Run, cand: Candidate, client: redis.Redis, job: str, token: str) -> None:
     sent = time.monotonic()
     _, now = run.clock.send()
-    reply = cand.apply(client, run.queue, MoveToFinished(job, now, "completed", '"done"', token,
+    value = flow_value(job) if run.flows else '"done"'
+    reply = cand.apply(client, run.queue, MoveToFinished(job, now, "completed", value, token,
                                                          keep_jobs={"count": -1}))
     run.log.finished(Finish(job, token, sent, time.monotonic(), reply))
 
@@ -296,25 +310,67 @@ def _outcome(client: redis.Redis, queue: QueueRef, added: list[str]) -> Outcome:
                    dict(zip(LEFT_IN, counts, strict=True)))
 
 
+def _add_flows(cand: Candidate, client: redis.Redis, queue: QueueRef, parents: int,
+               children: int) -> dict[str, tuple[str, ...]]:
+    """Add `parents` flows of `children` children each; each parent's children's ids."""
+    tree: dict[str, tuple[str, ...]] = {}
+    for i in range(parents):
+        kids = tuple(f"f{i}c{k}" for k in range(children))
+        flow = {"name": f"parent{i}", "jobId": f"f{i}", "data": {"i": i},
+                "children": [{"name": f"child{i}.{k}", "jobId": kid, "data": {"i": i, "k": k}}
+                             for k, kid in enumerate(kids)]}
+        reply = cand.apply(client, queue, AddFlow(timestamp=T0, flow=flow))
+        if reply != f"f{i}":
+            raise TypeError(f"addFlow of f{i} returned {reply!r}")
+        tree[f"f{i}"] = kids
+    return tree
+
+
+def _flow_outcome(client: redis.Redis, queue: QueueRef,
+                  tree: dict[str, tuple[str, ...]]) -> FlowOutcome:
+    """The events stream and each parent's `:processed` (fields as child ids)."""
+    pipe = client.pipeline(transaction=False)
+    pipe.xrange(queue.key("events"))
+    for parent in tree:
+        pipe.hgetall(queue.key(f"{parent}:processed"))
+    entries, *hashes = pipe.execute()
+    stream = tuple(StreamEvent(fields.get("event", ""), fields.get("jobId", ""),
+                               fields.get("prev")) for _, fields in entries)
+    processed = {parent: {key.removeprefix(queue.base): value for key, value in held.items()}
+                 for parent, held in zip(tree, hashes, strict=True)}
+    return FlowOutcome(tree, stream, processed)
+
+
 def run_crash(candidate: str | CandidateFactory, redis_url: str, profile: KeyProfile,
               workers: int = 8, jobs: int = 200, kill: int = 3, freeze: int = 2, seed: int = 0,
-              lock_ms: int = LOCK_MS, time_limit: float = 60.0) -> CrashVerdict:
+              lock_ms: int = LOCK_MS, time_limit: float = 60.0, flows: bool = False,
+              children: int = CHILDREN) -> CrashVerdict:
     """Run the crash-and-recover scenario (see the module docstring) and judge it.
 
     `candidate` is a `--candidate` spec or a factory; every worker and the stall checker
-    build and start their own instance. Only the keys of the run's queue are deleted after.
+    build and start their own instance. With `flows`, `jobs` is the number of parents, each
+    added with `children` children (so `jobs * (children + 1)` jobs in all). Only the keys of
+    the run's queue are deleted after.
     """
     if workers < 1 or jobs < 1 or lock_ms < 10:
         raise UsageError("--workers and --jobs must be at least 1, --lock-ms at least 10")
-    dooms = plan_dooms(jobs, kill, freeze, seed)
+    if flows and children < 1:
+        raise UsageError("--children must be at least 1")
+    total = jobs * (children + 1) if flows else jobs
+    dooms = plan_dooms(total, kill, freeze, seed)
     with fleet(candidate, redis_url, profile, 1, "crash") as (queue, built, clients):
-        added = [str(built[0].apply(clients[0], queue,
-                                    Add(name=f"job{i}", timestamp=T0, data={"i": i})))
-                 for i in range(jobs)]
+        tree: dict[str, tuple[str, ...]] = {}
+        if flows:
+            tree = _add_flows(built[0], clients[0], queue, jobs, children)
+            added = [job for parent, kids in tree.items() for job in (*kids, parent)]
+        else:
+            added = [str(built[0].apply(clients[0], queue,
+                                        Add(name=f"job{i}", timestamp=T0, data={"i": i})))
+                     for i in range(jobs)]
         state: dict[str, Any] = {"stop": threading.Event(), "errors": [],
                                  "deadline": time.monotonic() + time_limit}
-        run = _Run(candidate, redis_url, profile, queue, jobs, lock_ms, seed, dooms, state,
-                   Clock(T0), _Log(), [], itertools.count())
+        run = _Run(candidate, redis_url, profile, queue, total, lock_ms, seed, dooms, state,
+                   Clock(T0), _Log(), [], itertools.count(), flows)
         done = threading.Event()
         checker = threading.Thread(target=_stall_checker, daemon=True,
                                    args=(run, max(lock_ms // STALL_CHECK, 1), done))
@@ -333,7 +389,8 @@ def run_crash(candidate: str | CandidateFactory, redis_url: str, profile: KeyPro
         killed = sum(1 for fate in events.fates.values() if fate == "killed")
         return judge(built[0].name, added, events, _outcome(clients[0], queue, added),
                      workers=workers, killed=killed, frozen=len(events.fates) - killed,
-                     lock_ms=lock_ms, duration=elapsed, errors=state["errors"])
+                     lock_ms=lock_ms, duration=elapsed, errors=state["errors"],
+                     flows=_flow_outcome(clients[0], queue, tree) if flows else None)
 
 
 def main(args: Any) -> int:
@@ -343,9 +400,10 @@ def main(args: Any) -> int:
 
     profile = profile_for(args.profile)
     with servers.provision(args.redis) as info:
-        jobs = 200 if args.jobs is None else args.jobs
+        jobs = (FLOWS if args.flows else 200) if args.jobs is None else args.jobs
         verdict = run_crash(args.candidate, info.url, profile, args.workers, jobs, args.kill,
-                            args.freeze, args.seed, args.lock_ms, args.time_limit)
+                            args.freeze, args.seed, args.lock_ms, args.time_limit, args.flows,
+                            args.children)
     print(verdict.report())
     return 0 if verdict.passed else 1
 

@@ -12,10 +12,16 @@ call somewhere in between, so a check counts only what is certain from those bou
   token's last lock set had certainly expired, **finished without the lock**.
 
 `MARGIN` covers the millisecond rounding of PX and of the script's frozen clock.
+
+A flow run (`FlowOutcome`) is judged further on the queue's events stream and the parents'
+`:processed` hashes: every parent **released** (`waiting ... prev waiting-children`) exactly
+once, every parent **completed after each of its children** (stream order), and each parent's
+`:processed` holding every child's key with the value it completed with.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +29,8 @@ from typing import Literal
 
 MARGIN = 0.005  #: seconds added to every certain-time comparison
 REFUSED = (-2, -6)  #: moveToFinished's refusals of a token that lost its lock (missing, taken)
-LEFT_IN = ("wait", "active", "prioritized", "delayed", "paused")  #: must be empty at the end
+#: Must be empty at the end (waiting-children: a parent there waits forever).
+LEFT_IN = ("wait", "active", "prioritized", "delayed", "paused", "waiting-children")
 Fate = Literal["killed", "frozen"]
 
 
@@ -78,6 +85,77 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class StreamEvent:
+    """One entry of the queue's events stream: its `event`, `jobId` and `prev` fields."""
+
+    event: str
+    job: str
+    prev: str | None = None
+
+
+@dataclass(frozen=True)
+class FlowOutcome:
+    """What a flow run leaves beyond `Outcome`: each parent's children (ids), the events
+    stream in order, and each parent's `:processed` hash keyed by child id (a field that is
+    not a key of the queue's keeps its full text)."""
+
+    children: Mapping[str, tuple[str, ...]]
+    stream: tuple[StreamEvent, ...]
+    processed: Mapping[str, Mapping[str, str]]
+
+
+def flow_value(job: str) -> str:
+    """The return value (JSON text) a flow run's worker completes `job` with: one per job, so
+    a parent's `:processed` shows which child's value went where."""
+    return json.dumps(f"done {job}")
+
+
+@dataclass(frozen=True)
+class FlowFindings:
+    """The flow checks' results: parents released exactly once, and each fault found."""
+
+    released_once: int
+    release_faults: tuple[str, ...]
+    completed_early: tuple[str, ...]
+    processed_faults: tuple[str, ...]
+    errors: tuple[str, ...]
+
+
+def judge_flows(flows: FlowOutcome) -> FlowFindings:
+    """Every parent released exactly once, completed after each of its children (by the order
+    of their first `completed` events), its `:processed` holding exactly its children with
+    their `flow_value`s. A parent whose `added` event is not in the stream is an error (the
+    stream was trimmed, so its events cannot be counted)."""
+    added = {e.job for e in flows.stream if e.event == "added"}
+    releases: Counter[str] = Counter(e.job for e in flows.stream
+                                     if e.event == "waiting" and e.prev == "waiting-children")
+    done_at: dict[str, int] = {}
+    for index, entry in enumerate(flows.stream):
+        if entry.event == "completed":
+            done_at.setdefault(entry.job, index)
+    errors, release_faults, early, processed = [], [], [], []
+    for parent, children in flows.children.items():
+        if parent not in added:
+            errors.append(f"parent {parent}: no `added` event in the events stream (trimmed?)")
+            continue
+        if releases[parent] != 1:
+            release_faults.append(f"parent {parent} released {releases[parent]} times")
+        if parent in done_at:
+            early += [f"parent {parent} completed before child {child}" for child in children
+                      if done_at.get(child, len(flows.stream)) > done_at[parent]]
+        held = flows.processed.get(parent, {})
+        for child in children:
+            if child not in held:
+                processed.append(f"{parent}:processed lacks {child}")
+            elif held[child] != flow_value(child):
+                processed.append(f"{parent}:processed holds {held[child]} for {child}")
+        processed += [f"{parent}:processed holds {field} (not a child)" for field in held
+                      if field not in children]
+    return FlowFindings(sum(releases[p] == 1 for p in flows.children), tuple(release_faults),
+                        tuple(early), tuple(processed), tuple(errors))
+
+
+@dataclass(frozen=True)
 class CrashVerdict:
     """A crash-and-recover run: its counts and every violation found (ids or descriptions)."""
 
@@ -102,15 +180,25 @@ class CrashVerdict:
     unexpected: tuple[str, ...] = ()
     left: Mapping[str, int] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
+    #: A flow run's parents and children per parent (0 when the run added plain jobs).
+    parents: int = 0
+    children: int = 0
+    released_once: int = 0
+    release_faults: tuple[str, ...] = ()
+    completed_early: tuple[str, ...] = ()
+    processed_faults: tuple[str, ...] = ()
 
     @property
     def violations(self) -> int:
         """Lost jobs, extra completions, moves under a live lock, finishes without the lock,
-        unexpected finish replies, jobs left in a queue state, and errors."""
+        unexpected finish replies, jobs left in a queue state, and errors; in a flow run also
+        parents not released exactly once, parents completed before a child, and missing or
+        wrong `:processed` entries."""
         extra = sum(n - 1 for n in self.duplicated.values())
         return (len(self.lost) + extra + len(self.moved_under_lock)
                 + len(self.finished_without_lock) + len(self.unexpected)
-                + sum(self.left.values()) + len(self.errors))
+                + sum(self.left.values()) + len(self.errors) + len(self.release_faults)
+                + len(self.completed_early) + len(self.processed_faults))
 
     @property
     def passed(self) -> bool:
@@ -136,6 +224,13 @@ class CrashVerdict:
             f"  recovered {self.recovered} in {self.stall_passes} stall passes, held by: "
             f"{sources}",
         ]
+        if self.parents:
+            lines.insert(1, f"  flows: {self.parents} parents x {self.children} children; "
+                         f"released exactly once {self.released_once}, release faults "
+                         f"{len(self.release_faults)}, completed before a child "
+                         f"{len(self.completed_early)}, :processed faults "
+                         f"{len(self.processed_faults)}, left waiting for children "
+                         f"{self.left.get('waiting-children', 0)}")
         if self.left:
             lines.append("  left: " + ", ".join(f"{k} {n}" for k, n in self.left.items()))
         for title, items in (("error", self.errors), ("lost", self.lost),
@@ -143,7 +238,10 @@ class CrashVerdict:
                                                   self.duplicated.items())),
                              ("moved under a live lock", self.moved_under_lock),
                              ("finished without the lock", self.finished_without_lock),
-                             ("unexpected finish reply", self.unexpected)):
+                             ("unexpected finish reply", self.unexpected),
+                             ("release", self.release_faults),
+                             ("completed before a child", self.completed_early),
+                             (":processed", self.processed_faults)):
             if items:
                 lines.append(f"  {title}: {'; '.join(items[:4])}"
                              + (f" (+{len(items) - 4} more)" if len(items) > 4 else ""))
@@ -223,10 +321,13 @@ def _holders(events: Events) -> Counter[str]:
 
 def judge(label: str, added: Sequence[str], events: Events, outcome: Outcome, *, workers: int,
           killed: int, frozen: int, lock_ms: int, duration: float,
-          errors: Sequence[str] = ()) -> CrashVerdict:
+          errors: Sequence[str] = (), flows: FlowOutcome | None = None) -> CrashVerdict:
     """Check a run's events and end state: none lost, none completed twice, none moved under
-    a live lock, no finish without the lock, only 0/-2/-6 finish replies, nothing left."""
+    a live lock, no finish without the lock, only 0/-2/-6 finish replies, nothing left; with
+    `flows`, also `judge_flows`."""
     lock_s = lock_ms / 1000
+    found = judge_flows(flows) if flows is not None else FlowFindings(0, (), (), (), ())
+    sizes = {len(children) for children in flows.children.values()} if flows else set()
     done = Counter(f.job for f in events.finishes if f.reply == 0)
     refusals = Counter(int(f.reply) for f in events.finishes
                        if isinstance(f.reply, int) and f.reply in REFUSED)
@@ -244,4 +345,7 @@ def judge(label: str, added: Sequence[str], events: Events, outcome: Outcome, *,
         moved_under_lock=tuple(moved_under_lock(events, lock_s)),
         finished_without_lock=tuple(finished_without_lock(events, lock_s)),
         unexpected=tuple(unexpected), left={k: n for k, n in outcome.left.items() if n},
-        errors=tuple(errors))
+        errors=tuple(errors) + found.errors, parents=len(flows.children) if flows else 0,
+        children=max(sizes, default=0), released_once=found.released_once,
+        release_faults=found.release_faults, completed_early=found.completed_early,
+        processed_faults=found.processed_faults)

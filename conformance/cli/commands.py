@@ -150,8 +150,9 @@ COMMANDS = (
                 o.CANDIDATE,
                 Option(("--workers",), "concurrent fetchers, each with its own connection",
                        default=8, type=int, metavar="N"),
-                Option(("--jobs",), "jobs", type=int, metavar="M",
-                       shown_default="2000; 200 with --crash"),
+                Option(("--jobs",), "jobs; with --crash --flows, parents", type=int,
+                       metavar="M", shown_default="2000; 200 with --crash; 40 parents with "
+                       "--crash --flows"),
                 o.REDIS, o.PROFILE,
                 o.SEED.but(help="seed of the job mix, and of who is killed or frozen when",
                            default=0, shown_default=None),
@@ -174,7 +175,15 @@ COMMANDS = (
                        "refused)", default=2, type=int, metavar="N"),
                 Option(("--lock-ms",), "with --crash: lock duration (expiry takes real time); "
                        "workers renew every third of it, the stall check runs every fifth",
-                       default=100, type=int, metavar="MS"))),
+                       default=100, type=int, metavar="MS"),
+                Option(("--flows",), "with --crash: add --jobs parents of --children children "
+                       "each (addFlow) instead of plain jobs; the workers complete the children, "
+                       "then each parent once released. Also fails on a parent not released "
+                       "exactly once (its 'waiting ... prev waiting-children' events), completed "
+                       "before one of its children, missing a child's value in :processed, or "
+                       "left in waiting-children", action="store_true", default=False),
+                Option(("--children",), "with --crash --flows: children per parent", default=4,
+                       type=int, metavar="K"))),
     Command("properties", "random op sequences against a candidate and the model, shrunk to a "
             "vector on failure", "conformance.properties.check:main", (
                 o.CANDIDATE, o.EXAMPLES.but(help="op sequences to run", default=100),
@@ -248,6 +257,8 @@ def adapter_example(args: argparse.Namespace) -> int:
 def concurrency(args: argparse.Namespace) -> int:
     """`concurrency`: the exactly-once race, or with `--crash` the crash-and-recover run."""
     if not args.crash:
+        if args.flows:
+            raise UsageError("--flows is a scenario of --crash: give --crash too")
         from conformance.checks.concurrency import main as race_main
 
         return race_main(args)

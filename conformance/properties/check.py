@@ -2,14 +2,15 @@
 
 A hypothesis `RuleBasedStateMachine` generates op sequences (adds of every route with custom
 ids from a small pool, clock steps, moveToActive, promote, changeDelay, changePriority and
-moveToDelayed with the fetch token) on an explicit clock that starts at 1700000000000. Each op
+moveToDelayed with the fetch token; the worker half's ops; flows of one child per parent and
+a parent's flow calls) on an explicit clock that starts at 1700000000000. Each op
 goes to the candidate, on a fresh queue of a real Redis, and to `reference_impl.QueueModel`.
 After every op the op's return must equal the model's, and the queue's snapshot must match the
 model's store under the same rules and client tolerances as the vectors.
 
 On a failure hypothesis shrinks the sequence; the failure text ends with the minimal sequence as
 a ready-to-paste vector (a `tests:` entry) whose expectation the model computed. The state machine
-and its rules live in `machine`, `queue_rules` and `worker_rules`.
+and its rules live in `machine`, `queue_rules`, `worker_rules` and `flow_rules`.
 
 Nothing of the world becomes a verdict on the candidate: on a server holding others' keys, a
 snapshot finds the queue's keys by key tracking, never by a scan of the keyspace; a lost
@@ -98,6 +99,8 @@ class PropertyResult:
     skipped_ops: tuple[str, ...] = ()
     #: Ops the candidate applied and that were compared with the model (0: nothing judged).
     ops_applied: int = 0
+    #: Of `ops_applied`, the flow ops (`conformance.properties.flow_rules.flow_op`).
+    flow_ops_applied: int = 0
 
     @property
     def examples_per_second(self) -> float:
@@ -305,7 +308,7 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         examples=ctx.runs, seed=chosen, passed=failure is None, failure=failure,
         errored=errored, vector_yaml=ctx.last_vector if outcome.failure is not None else None,
         seconds=time.perf_counter() - started, skipped_ops=tuple(sorted(ctx.skipped)),
-        ops_applied=ctx.applied)
+        ops_applied=ctx.applied, flow_ops_applied=ctx.flow_applied)
 
 
 def _tracker(url: str, names: QueueNames, client: redis.Redis,
@@ -351,7 +354,7 @@ def main(args: argparse.Namespace) -> int:
         return 1
     if result.passed:
         print(f"passed: the candidate agreed with the model after each of its "
-              f"{result.ops_applied} applied ops")
+              f"{result.ops_applied} applied ops ({result.flow_ops_applied} of them flow ops)")
         return 0
     print(f"FAILED: {result.failure}")
     return 1

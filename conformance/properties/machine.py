@@ -1,8 +1,13 @@
 """The differential state machine of the `properties` area: one example is a fresh queue of a
 real Redis and a fresh `reference_impl.QueueModel`, each op applied to both, and after every op
 the op's return and the queue's keys compared (`differences`). The rules that draw the ops are
-the queue half's (`queue_rules`) and the worker half's (`worker_rules`); `check` runs the
-machine under Hypothesis and judges.
+the queue half's (`queue_rules`), the worker half's (`worker_rules`) and the flows'
+(`flow_rules`); `check` runs the machine under Hypothesis and judges.
+
+The model's values name the queue `<q>` (a child's `parentKey`, a parent's `:dependencies`);
+once an example has run a flow op, each op goes to the candidate bound to the real name, and
+its reply and the queue's keys are compared unbound (`conformance.vectors.refs`). Examples
+without flows skip that work.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from conformance.core.errors import (
     InfrastructureError,
 )
 from conformance.core.queues import QueueNames, QueueRef
+from conformance.properties.flow_rules import FlowRules, flow_op
 from conformance.properties.queue_rules import MISSING_ID, QueueRules
 from conformance.properties.worker_rules import WorkerRules
 from conformance.run.serial import drop_connections
@@ -34,6 +40,7 @@ from conformance.run.verdict import REDIS_DOWN, foreign_lines
 from conformance.servers import health
 from conformance.state import compare, snapshot
 from conformance.state.keytracker import KeysFlushed
+from conformance.vectors import refs
 from reference_impl import versions
 from reference_impl.cases import T
 from reference_impl.expected import expect_for, expected_keys
@@ -69,6 +76,8 @@ class Context:
     protocol: Version
     runs: int = 0
     applied: int = 0
+    #: Of `applied`, the flow ops (`flow_rules.flow_op`).
+    flow_applied: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
     errored: str | None = None
@@ -96,7 +105,7 @@ def vector_for(ops: list[Op], vector_id: str, description: str,
     """A complete vector for `ops` from an empty queue, its expectation computed by the model
     at `protocol`; its range is the span of versions around it that the model treats alike."""
     era = versions.era_of(protocol)
-    if any(isinstance(op, tuple(WORKER_OPS.values())) for op in ops):
+    if any(isinstance(op, tuple(WORKER_OPS.values())) or flow_op(op) for op in ops):
         era = versions.Range(max(era.since, versions.WORKER_SINCE), era.until)
     span = era.as_dict()
     return {
@@ -117,7 +126,7 @@ def vector_yaml(vector: dict[str, Any]) -> str:
     return text.split("\ntests:\n", 1)[1]
 
 
-class DifferentialMachine(QueueRules, WorkerRules, RuleBasedStateMachine):
+class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMachine):
     """One example: a fresh queue, a fresh model, and the ops applied to both."""
 
     def __init__(self, context: Context) -> None:
@@ -131,6 +140,11 @@ class DifferentialMachine(QueueRules, WorkerRules, RuleBasedStateMachine):
         self.ids: list[str] = []
         self.fetched: list[tuple[str, str]] = []
         self.fetches = 0
+        self.parents: list[str] = []
+        self.children: list[tuple[str, str]] = []
+        self.flows = 0
+        #: A flow op has run: ops are bound to the queue's name, replies and keys unbound.
+        self.flowing = False
         self.started = time.monotonic()
 
     def teardown(self) -> None:
@@ -165,9 +179,11 @@ class DifferentialMachine(QueueRules, WorkerRules, RuleBasedStateMachine):
             raise InfrastructureError(self.ctx.infra)
         if self.ctx.runaway is not None:
             raise self.ctx.runaway
+        flowing = self.flowing = self.flowing or flow_op(op)
         try:
             try:
-                actual: Any = self.ctx.candidate.apply(self.ctx.client, self.queue, op)
+                actual: Any = self.ctx.candidate.apply(
+                    self.ctx.client, self.queue, refs.bound_op(op, self.queue) if flowing else op)
             except CandidateUnusable as exc:
                 self.ctx.unusable = exc
                 raise
@@ -183,8 +199,10 @@ class DifferentialMachine(QueueRules, WorkerRules, RuleBasedStateMachine):
                 self.ctx.errored = self.ctx.errored or f"candidate error in {op_name(op)}: {exc}"
             self.ops.append(op)
             self.ctx.applied += 1
+            self.ctx.flow_applied += flow_op(op)
             expected: Result = result_form(self.model.apply(op))
-            lines = differences(self.ctx, self.queue, self.model, op, expected, actual)
+            lines = differences(self.ctx, self.queue, self.model, op, expected, actual,
+                                unbind=flowing)
         except TRANSIENT as exc:
             self.ctx.infra = fault_text(exc)
             raise InfrastructureError(self.ctx.infra) from None
@@ -210,11 +228,17 @@ class DifferentialMachine(QueueRules, WorkerRules, RuleBasedStateMachine):
 
 
 def differences(ctx: Context, queue: QueueRef, model: QueueModel, op: Op, expected: Result,
-                actual: Any) -> list[str]:
-    """Every difference after `op`: its return, then the queue's keys against the model's."""
+                actual: Any, unbind: bool = False) -> list[str]:
+    """Every difference after `op`: its return, then the queue's keys against the model's.
+    With `unbind`, the queue's name in the reply and the keys is written `<q>` first, as the
+    model writes it."""
+    if unbind:
+        actual = refs.unbound(actual, queue)
     lines = compare.compare_returns([expected], [actual], [op_name(op)])
     snap = snapshot.take(ctx.client, queue, ctx.finder, private=ctx.private,
                          run_prefix=ctx.queue_names.root if ctx.private else "")
+    if unbind:
+        snap = refs.unbound_snapshot(snap, queue)
     lines += compare.compare_keys(expected_keys(store_to_form(model.store)), snap.keys)
     lines += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
     lines += foreign_lines(snap)
@@ -226,15 +250,19 @@ def replay(ctx: Context, ops: Sequence[Op]) -> list[str] | None:
     difference's lines, or None when every op agrees this time."""
     queue = QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol)
     model = QueueModel(protocol=ctx.protocol)
+    flowing = False
     try:
         for op in ops:
+            flowing = flowing or flow_op(op)
             try:
-                actual: Any = ctx.candidate.apply(ctx.client, queue, op)
+                actual: Any = ctx.candidate.apply(
+                    ctx.client, queue, refs.bound_op(op, queue) if flowing else op)
             except CandidateSkipped:
                 continue
             except CandidateError as exc:
                 actual = f"<errored: {exc}>"
-            lines = differences(ctx, queue, model, op, result_form(model.apply(op)), actual)
+            lines = differences(ctx, queue, model, op, result_form(model.apply(op)), actual,
+                                unbind=flowing)
             if lines:
                 return lines
         return None

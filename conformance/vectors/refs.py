@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from reference_impl.keys import QUEUE_REF
-from reference_impl.ops import op_from_dict, op_to_dict
+from reference_impl.ops import Op, op_from_dict, op_to_dict
 
 if TYPE_CHECKING:  # the package imports this module
     from conformance.core.queues import QueueRef
@@ -58,6 +58,15 @@ def bound(vector: Vector, queue: QueueRef) -> Vector:
     return replace(vector, given=_put(dict(vector.given), name),
                    when=tuple(op_from_dict(_put(op_to_dict(op), name)) for op in vector.when),
                    returns=_put(tuple(vector.returns), name), keys=_put(dict(vector.keys), name))
+
+
+def bound_op(op: Op, queue: QueueRef) -> Op:
+    """`op` with `<q>` replaced by `queue`'s qualified name (the op itself when it has none):
+    what a candidate is sent for an op the model applies as written."""
+    raw = op_to_dict(op)
+    if not mentions(raw):
+        return op
+    return op_from_dict(_put(raw, queue.base[:-1]))
 
 
 def unbound(value: Any, queue: QueueRef) -> Any:

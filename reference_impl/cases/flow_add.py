@@ -147,6 +147,23 @@ def _cases() -> list[Case]:
                                    "parentKey": f"{QUEUE_REF}:gone",
                                    "parent": f'{{"id":"gone","queueKey":"{QUEUE_REF}"}}'}),
                     "wait": {"list": ["c"]}}),
+        Case("missing-parent-before-duplicate",
+             "A custom id that exists, added under a missing parent: -5 (the parent check "
+             "comes first), and the job is left alone.",
+             (add("a", job_id="c"), child("a", "ghost", job_id="c")), ("missing-parent",)),
+        Case("duplicate-completed-one-of-two",
+             "A completed job added as a second child: its value is recorded, and the parent "
+             "keeps waiting for the first.",
+             (parent(), child("a"), child("b", job_id="c")), ("duplicate-child",),
+             given=completed_job("c")),
+        Case("duplicate-failed-child",
+             "A failed job added as a child joins the dependencies like a waiting one: the "
+             "parent waits for a job that will not run again.",
+             (parent(), child("a", job_id="c")), ("duplicate-child",),
+             given={"c": job_hash({"name": "a", "data": "{}", "opts": "{}",
+                                   "timestamp": str(T), "delay": "0", "priority": "0",
+                                   "failedReason": "boom", "finishedOn": str(T + 50)}),
+                    "failed": zset([("c", T + 50)])}),
         Case("duplicate-parent",
              "addParentJob with an id that exists: duplicated, and waiting-children is left "
              "alone.",

@@ -15,6 +15,7 @@ from reference_impl.cases.flow_add import FLOW_SINCE, P, child
 from reference_impl.cases.flow_insert import flow, node
 from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import Pause
+from reference_impl.worker_ops import RetryJob
 
 NOTES = {
     "processed": Flag(
@@ -195,10 +196,63 @@ def _cases() -> list[Case]:
              "goes to wait, not prioritized.",
              (*_flow(node("c1"), priority=2), fail("c1", keep_jobs={"count": 0})),
              ("removed-child",)),
+        Case("release-delayed-behind-earlier",
+             "A parent released to delayed behind an earlier delayed job: the marker keeps "
+             "the earlier fire time.",
+             (add("early", T, delay=NOW + 1000 - T), *_flow(node("c1"), delay=5000),
+              complete("c1")), ("release-route",)),
+        Case("release-maxed",
+             "At its global concurrency (meta.concurrency 1, another job active), the "
+             "released parent goes to wait without marker 0.",
+             (complete("c"),), ("release",),
+             given=_seeded() | {"meta": job_hash({"concurrency": "1"}),
+                                "active": {"list": ["busy", "c"]}}),
+        Case("release-fetched-next",
+             "Completing the last child with fetch-next takes the released parent in the "
+             "same call.",
+             (*_flow(node("c1")), complete("c1", fetch_next=True)), ("release",)),
+        Case("parent-completes",
+             "The released parent is taken and completes (0); its :processed stays.",
+             (*_flow(node("c1")), complete("c1"), fetch(NOW),
+              complete(P, now=NOW + 10, value='"sum"')), ("processed",)),
+        Case("parent-pending-children",
+             "A running job with a pending child cannot complete: -4, before its lock is "
+             "checked.",
+             (add("report", job_id=P), fetch(T + 50), child("a", job_id="c"),
+              complete(P, token="none")), ("release-needs-waiting",)),
+        Case("parent-failed-child",
+             "A running job whose fpof child failed cannot complete: -9.",
+             (add("report", job_id=P), fetch(T + 50), child("a", job_id="c", fpof=True),
+              fetch(T + 60), fail("c"), complete(P)), ("fpof",)),
+        Case("parent-fails-with-children",
+             "A running job with a pending child can still fail; the child stays its "
+             "dependency.",
+             (add("report", job_id=P), fetch(T + 50), child("a", job_id="c"), fail(P)),
+             ("release-needs-waiting",)),
+        Case("fpof-after-cpof",
+             "cpof released the delayed parent early; an fpof child failing next takes it "
+             "out of delayed, zeroes its delay and releases it to wait with defa.",
+             (*_flow(node("c1", cpof=True), node("c2", fpof=True), delay=5000),
+              fetch(T + 100), fail("c1"), fail("c2", now=NOW + 10)), ("fpof", "cpof")),
+        Case("fpof-parent-in-wait",
+             "An fpof child failing after the parent was released to wait: defa is set, "
+             "the parent stays in wait.",
+             (*_flow(node("c1", cpof=True), node("c2", fpof=True)), fetch(T + 100),
+              fail("c1"), fail("c2", now=NOW + 10)), ("fpof",)),
+        Case("retried-child-stays",
+             "A child retried after a failure (retryJob) stays a dependency; completing it "
+             "then releases the parent.",
+             (*_flow(node("c1")), RetryJob("c1", NOW), fetch(NOW + 10),
+              complete("c1", now=NOW + 20)), ("processed", "release")),
+        Case("trimmed-completed-child",
+             "A completed child trimmed by keepJobs count 1 leaves the parent's :processed "
+             "as it was.",
+             (*_flow(node("c1"), node("c2")), complete("c1"), fetch(NOW),
+              complete("c2", now=NOW + 1, keep_jobs={"count": 1})), ("processed",)),
         Case("trimmed-failed-child",
              "A failed child (no policy) trimmed by a later failure's keepJobs count 1 is "
              "unlinked: the parent is released to wait.",
-             (flow(node(P, node("c1"))), add("x"), fetch(T + 100), fetch(T + 100),
+             (flow(node(P, node("c1"))), add("x", job_id="x"), fetch(T + 100), fetch(T + 100),
               fail("c1"), fail("x", now=NOW + 1, keep_jobs={"count": 1})),
              ("removed-child",)),
     ]

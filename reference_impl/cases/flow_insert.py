@@ -101,6 +101,17 @@ def _cases() -> list[Case]:
              "new parent stays in waiting-children with no dependency.",
              (flow(node("p", node("c1"))),), ("attachment-failed",),
              given=_other_parent_of("c1")),
+        Case("attachment-failed-blocks-release",
+             "c1 exists completed, c2 has another parent: c1 is recorded, c2 refused, and "
+             "the marked parent stays waiting with nothing pending.",
+             (flow(node("p", node("c1"), node("c2"))),), ("attachment-failed",
+                                                           "deferred-release"),
+             given=completed_job("c1") | _other_parent_of("c2")),
+        Case("chain-leaf-completed",
+             "root > mid > leaf where leaf exists completed: mid records it and is released "
+             "at the end; root keeps waiting for mid.",
+             (flow(node("root", node("mid", node("leaf")))),), ("deferred-release",),
+             given=completed_job("leaf")),
         Case("root-exists",
              "The root id exists already (waiting): the result is its id, the children join "
              "it, and it stays where it was.",

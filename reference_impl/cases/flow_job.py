@@ -6,10 +6,11 @@ from __future__ import annotations
 from reference_impl.cases import Area, Case, Flag, T, add, fetch
 from reference_impl.cases.finish import complete, fail
 from reference_impl.cases.flow_add import FLOW_SINCE, P, child
+from reference_impl.cases.flow_child_end import NOW
 from reference_impl.cases.flow_insert import flow, node
 from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import Op, Pause
-from reference_impl.worker_ops import GetDependencyCounts, MoveToWaitingChildren
+from reference_impl.worker_ops import GetDependencyCounts, MoveToWaitingChildren, ReleaseLock
 from reference_impl.worker_ops import RemoveChildDependency as Unlink
 
 NOTES = {
@@ -89,6 +90,15 @@ def _cases() -> list[Case]:
              (flow(node(P, node("c1", fpof=True), node("c2"))), fetch(T + 100),
               fail("c1"), MoveToWaitingChildren(P, T + 200, token="none")),
              ("wait-children-codes",)),
+        Case("no-lock",
+             "An active job whose lock is gone, with a pending child: -2.",
+             (*_parent_taken(), ReleaseLock(P, "tok"), MoveToWaitingChildren(P, T + 200)),
+             ("wait-children-codes",)),
+        Case("waits-then-released",
+             "A job that moved to waiting-children is released when its child completes, "
+             "and taken again.",
+             (*_parent_taken(), MoveToWaitingChildren(P, T + 200), fetch(T + 300),
+              complete("c"), fetch(NOW)), ("wait-children",)),
         Case("missing-job",
              "A job that does not exist: -1.",
              (MoveToWaitingChildren("nope", T),), ("wait-children-codes",)),

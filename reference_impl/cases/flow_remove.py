@@ -49,6 +49,16 @@ def _cases() -> list[Case]:
         Case("child-one-of-two",
              "Removing one of two children: the parent keeps waiting for the other.",
              (flow(node(P, node("c1"), node("c2"))), RemoveJob("c1")), ("remove-child",)),
+        Case("completed-child",
+             "Removing a completed child: it is no dependency, the parent's :processed "
+             "keeps its entry.",
+             (flow(node(P, node("c1"), node("c2"))), fetch(T + 10), complete("c1"),
+              RemoveJob("c1")), ("remove-child",)),
+        Case("orphan-completes",
+             "After its parent was removed alone, a child completes: nothing is written "
+             "for the parent.",
+             (flow(node(P, node("c1"))), RemoveJob(P, remove_children=False),
+              fetch(T + 10), complete("c1")), ("remove-parent-alone",)),
         Case("parent-with-children",
              "A parent with a processed and a pending child: the processed one goes, the "
              "pending one releases the parent as it goes, then the parent.",

@@ -1,16 +1,18 @@
 //! bullmq-conformance adapter for the official Rust SDK, crate `bullmq-official` 1.4.4
-//! (imported as `bullmq`), speaking adapter protocol version 2 (docs/ADAPTERS.md).
+//! (imported as `bullmq`), speaking adapter protocol version 3 (docs/ADAPTERS.md): the queue
+//! half, the worker half and flows.
 //!
 //! The protocol loop (one JSON request per line on stdin, one JSON reply per line on stdout, in
 //! order and flushed; logs on stderr) is the shared one of crate `bullmq-conformance-adapter`
 //! (`serve`); this file gives it the SDK's start, ops and stop. Every op goes through the SDK's
-//! public API (see the op table in the module docs of `queue_ops` and `worker_ops`); what that
+//! public API (see the module docs of `queue_ops`, `worker_ops` and `flow_ops`); what that
 //! API cannot express is answered `skipped` with the missing API named, and a result the SDK
 //! drops is answered `errored`, never made up. Times come from the op: the SDK's `timestamp`
 //! job option for an add, and the pinned wall clock (the shared crate's `clock`) for the calls
 //! that read `SystemTime::now()`.
 
 mod codes;
+mod flow_ops;
 mod protocol;
 mod queue_ops;
 mod session;
@@ -144,6 +146,23 @@ async fn run_op(session: &mut Session, queue: &str, base: Option<&str>, op: Valu
             row,
             keep_logs,
         } => worker_ops::add_log(session, &job_id, &row, keep_logs).await,
+        Op::AddParentJob {} => flow_ops::add_parent_job(),
+        Op::AddFlow { timestamp, flow } => flow_ops::add_flow(session, timestamp, flow).await,
+        Op::MoveToWaitingChildren {
+            job_id,
+            now,
+            token,
+            child,
+        } => flow_ops::move_to_waiting_children(session, &job_id, now, &token, child).await,
+        Op::GetDependencyCounts { job_id, types } => {
+            flow_ops::get_dependency_counts(session, &job_id, types).await
+        }
+        Op::RemoveChildDependency { job_id, parent_key } => {
+            flow_ops::remove_child_dependency(session, &job_id, &parent_key).await
+        }
+        Op::RemoveUnprocessedChildren { job_id } => {
+            flow_ops::remove_unprocessed_children(session, &job_id).await
+        }
     }
 }
 

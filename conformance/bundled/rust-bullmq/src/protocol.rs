@@ -1,4 +1,4 @@
-//! Adapter protocol version 2 (docs/ADAPTERS.md): requests, ops and their outcomes.
+//! Adapter protocol version 3 (docs/ADAPTERS.md): requests, ops and their outcomes.
 //!
 //! Every op field is read as the vector writes it. Integers are `u64`/`i64`: the schema keeps
 //! every time, delay and count within 2^53, so nothing is rounded on the way to the SDK.
@@ -10,8 +10,8 @@ use serde_json::Value;
 /// A JSON object (an op's `fields`).
 pub type Map = serde_json::Map<String, Value>;
 
-/// The adapter protocol version this adapter speaks: 2, with the worker half's ops.
-pub const PROTOCOL: u64 = 2;
+/// The adapter protocol version this adapter speaks: 3, with the worker half's ops and flows.
+pub const PROTOCOL: u64 = 3;
 
 /// A `start` request's fields (the loop has read its `seq` and `type`).
 #[derive(Debug, Deserialize)]
@@ -60,6 +60,24 @@ pub struct Dedup {
     pub replace: Option<bool>,
 }
 
+/// A job in a queue, as flow ops name a parent or a child: its id and its queue's qualified
+/// name (`<prefix>:<name>`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct JobRef {
+    pub id: String,
+    pub queue: String,
+}
+
+/// The failure policy flags a child copies into its parent record, by the short names the
+/// scripts store.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct PolicyFlags {
+    pub fpof: Option<bool>,
+    pub cpof: Option<bool>,
+    pub idof: Option<bool>,
+    pub rdof: Option<bool>,
+}
+
 /// add's opts: the options the add scripts read.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct AddOpts {
@@ -67,6 +85,32 @@ pub struct AddOpts {
     pub priority: Option<u64>,
     pub lifo: Option<bool>,
     pub de: Option<Dedup>,
+    /// A child's parent (protocol 3).
+    pub parent: Option<JobRef>,
+    #[serde(flatten)]
+    pub flags: PolicyFlags,
+}
+
+/// A flow node's opts (protocol 3): its parent is the node above it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FlowOpts {
+    pub delay: Option<u64>,
+    pub priority: Option<u64>,
+    pub lifo: Option<bool>,
+    #[serde(flatten)]
+    pub flags: PolicyFlags,
+}
+
+/// addFlow's tree: a job and the children it waits for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlowNode {
+    pub name: String,
+    pub job_id: String,
+    #[serde(default)]
+    pub data: Value,
+    pub opts: Option<FlowOpts>,
+    pub children: Option<Vec<FlowNode>>,
 }
 
 /// One `when` step of a vector. Unknown fields are ignored, as the Node adapter does.
@@ -167,6 +211,28 @@ pub enum Op {
         job_id: String,
         row: String,
         keep_logs: Option<u64>,
+    },
+    AddParentJob {},
+    AddFlow {
+        timestamp: u64,
+        flow: FlowNode,
+    },
+    MoveToWaitingChildren {
+        job_id: String,
+        now: u64,
+        token: String,
+        child: Option<JobRef>,
+    },
+    GetDependencyCounts {
+        job_id: String,
+        types: Option<Vec<String>>,
+    },
+    RemoveChildDependency {
+        job_id: String,
+        parent_key: String,
+    },
+    RemoveUnprocessedChildren {
+        job_id: String,
     },
 }
 

@@ -2,24 +2,54 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use bullmq::{DeduplicationOptions, Error, Job, JobOptions};
+use bullmq::{DeduplicationOptions, Error, Job, JobOptions, ParentOptions};
 use bullmq_conformance_adapter::clock;
 use serde_json::{json, Value};
 
-use crate::codes::code_of;
+use crate::codes::{code_of, script_code};
+use crate::flow_ops::with_flags;
 use crate::protocol::{AddOpts, Limiter, Map, OpResult, Outcome};
 use crate::session::{Session, WorkerSpec};
 
-/// Messages of the SDK's client-side checks in `Queue::add` (queue.rs validate_job_options,
-/// keys.rs validate_custom_job_id), which refuse inputs the scripts would take.
-const CLIENT_VALIDATION: [&str; 3] = [
+/// Messages of the SDK's client-side checks in `Queue::add` and `FlowProducer::add`
+/// (queue.rs validate_job_options, keys.rs validate_custom_job_id; keys.rs
+/// resolve_parent_queue_key, which takes a parent queue only as a bare name or qualified by
+/// the queue's own prefix), which refuse inputs the scripts would take.
+const CLIENT_VALIDATION: [&str; 4] = [
     "Custom Id cannot be integers",
     "Custom Id cannot contain :",
     "JobId cannot be '0' or start with '0:'",
+    "Queue name cannot contain :",
 ];
 
-/// `Queue::add(name, data)` with the builder's options; the op's time is the SDK's own
-/// `timestamp` job option, so the add reads no clock.
+/// An SDK error of `what` as the op's outcome: a skip when it is one of the SDK's client-side
+/// checks (CLIENT_VALIDATION), a failure otherwise.
+pub fn client_rejection(what: &str, err: Error) -> Outcome {
+    match err {
+        Error::InvalidConfig(message) if CLIENT_VALIDATION.iter().any(|m| message.starts_with(m)) => {
+            Outcome::Skip(format!(
+                "bullmq-official 1.4.4 rejects this {what} client-side: {message}"
+            ))
+        }
+        err => err.into(),
+    }
+}
+
+/// A priority as the SDK takes it (u32), or a skip when the op's is larger.
+pub fn sdk_priority(priority: u64) -> Result<u32, Outcome> {
+    u32::try_from(priority).map_err(|_| {
+        Outcome::Skip(format!(
+            "bullmq-official 1.4.4 takes a priority as u32 (AddJob::priority, \
+             JobOptions.priority options.rs:762); the op's priority {priority} is larger"
+        ))
+    })
+}
+
+/// `Queue::add(name, data)` with the op's options as the SDK's `JobOptions`; the op's time is
+/// the SDK's own `timestamp` job option, so the add reads no clock. A child's parent is
+/// `JobOptions.parent` ({id, queue}: the SDK resolves the qualified queue name,
+/// keys.rs:147-156) and its policy flags the options' flags; the SDK returns the script's
+/// negative code (-5 no parent, -7 another parent) as `Error::Script`, read back to the code.
 pub async fn add(
     session: &mut Session,
     name: &str,
@@ -30,28 +60,19 @@ pub async fn add(
 ) -> OpResult {
     let opts = opts.unwrap_or_default();
     let created = UNIX_EPOCH + Duration::from_millis(timestamp);
-    let queue = session.queue().await?;
-    let mut add = queue
-        .add(name, data)
-        .options(JobOptions::new().timestamp(created));
+    let mut job_opts = JobOptions::new().timestamp(created);
     if let Some(delay) = opts.delay {
-        add = add.delay(Duration::from_millis(delay));
+        job_opts = job_opts.delay(Duration::from_millis(delay));
     }
     if let Some(priority) = opts.priority {
-        let priority = u32::try_from(priority).map_err(|_| {
-            Outcome::Skip(format!(
-                "bullmq-official 1.4.4 takes a priority as u32 (AddJob::priority, \
-                 JobOptions.priority options.rs:762); the op's priority {priority} is larger"
-            ))
-        })?;
-        add = add.priority(priority);
+        job_opts = job_opts.priority(sdk_priority(priority)?);
     }
-    // The builder can only turn lifo on; off is its default.
+    // The options can only turn lifo on; off is their default.
     if opts.lifo == Some(true) {
-        add = add.lifo();
+        job_opts = job_opts.lifo();
     }
     if let Some(de) = opts.de {
-        add = add.deduplication(DeduplicationOptions {
+        job_opts = job_opts.deduplication(DeduplicationOptions {
             id: de.id,
             ttl: de.ttl,
             extend: de.extend,
@@ -60,18 +81,24 @@ pub async fn add(
         });
     }
     if let Some(job_id) = job_id {
-        add = add.job_id(job_id);
+        job_opts = job_opts.job_id(job_id);
     }
+    if let Some(parent) = opts.parent {
+        job_opts = job_opts.parent(ParentOptions {
+            queue: parent.queue,
+            id: parent.id,
+            wait_children: None,
+        });
+    }
+    job_opts = with_flags(job_opts, opts.flags);
+    let queue = session.queue().await?;
+    let add = queue.add(name, data).options(job_opts);
     match clock::without("add", async { add.await }).await {
         Ok(job) => Ok(json!(job.id())),
-        Err(Error::InvalidConfig(message))
-            if CLIENT_VALIDATION.iter().any(|m| message.starts_with(m)) =>
-        {
-            Err(Outcome::Skip(format!(
-                "bullmq-official 1.4.4 rejects this add client-side: {message}"
-            )))
-        }
-        Err(err) => Err(err.into()),
+        Err(err) => match script_code(&err) {
+            Some(code) => Ok(json!(code)),
+            None => Err(client_rejection("add", err)),
+        },
     }
 }
 

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use bullmq::options::RedisConnectionOptions;
 use bullmq::redis_connection::RedisConnection;
-use bullmq::{Job, Queue, QueueKeys, QueueOptions, RateLimiterOptions, Worker, WorkerOptions};
+use bullmq::{
+    FlowProducer, Job, Queue, QueueKeys, QueueOptions, RateLimiterOptions, Worker, WorkerOptions,
+};
 
 use crate::protocol::{Limiter, Outcome, Profile};
 
@@ -122,6 +124,20 @@ impl Session {
 
     fn cur_mut(&mut self) -> &mut Current {
         self.current.as_mut().expect("enter() runs before every op")
+    }
+
+    /// The current queue's name as the SDK is given it (see `sdk_name`).
+    pub fn sdk_queue_name(&self) -> String {
+        self.cur().keys.name().to_string()
+    }
+
+    /// A FlowProducer on the shared connection with the profile's prefix. It is not bound to a
+    /// queue and writes nothing when built (flow_producer.rs:247-251), so one is made per op.
+    pub fn flow_producer(&self) -> Result<FlowProducer, Outcome> {
+        Ok(FlowProducer::with_connection(
+            self.conn.clone(),
+            Some(self.profile.prefix.clone()),
+        )?)
     }
 
     /// The current queue's `Queue`, opened on first use on the shared connection.
