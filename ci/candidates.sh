@@ -9,12 +9,16 @@ cd "$(dirname "$0")/.."
 # shellcheck source=ci/lib.sh
 source ci/lib.sh
 commands="$(official_scripts)"
+pinned="$(pinned_protocol)"
 python="$(command -v python)"
 for profile in bullmq echomq; do
   for candidate in reference "scripts:$commands" bullmq-py bullmq-node \
       "command:$python conformance/bundled/examples/python_adapter.py $commands"; do
-    echo "--- $candidate, profile $profile"
-    bullmq-conformance run -q --candidate "$candidate" --profile "$profile" "$@"
+    # The PyPI release's scripts and its client are judged at the protocol they ship.
+    protocol=()
+    case "$candidate" in "scripts:$commands"|bullmq-py) protocol=(--protocol "$pinned") ;; esac
+    echo "--- $candidate, profile $profile ${protocol[*]}"
+    bullmq-conformance run -q --candidate "$candidate" --profile "$profile" "${protocol[@]}" "$@"
   done
 done
 echo "--- textbook example (must fail exactly examples/textbook/expectations.yaml)"

@@ -20,7 +20,7 @@ PY
 
 run --redis cluster --profile echomq --report-json reports/cluster-echomq.json
 run --redis cluster --prefix '{bull}' --report-json reports/cluster-prefix.json
-run --redis cluster --profile echomq --candidate "scripts:$commands"
+run --redis cluster --profile echomq --candidate "scripts:$commands" --protocol "$(pinned_protocol)"
 run --redis cluster:valkey-server --profile echomq
 echo "--- the untagged bullmq profile on a cluster: refused in words, exit 2"
 set +e

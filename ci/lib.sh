@@ -22,3 +22,10 @@ try:
 except UsageError as exc:
     sys.exit(f"official_scripts: {exc}")'
 }
+
+# pinned_protocol [PYTHON]: the npm bullmq release whose scripts the pinned PyPI release ships,
+# the protocol those scripts (and the Python client) are judged at.
+pinned_protocol() {
+  "${1:-python}" -c 'from conformance.core.pins import PINNED_PROTOCOL
+print(PINNED_PROTOCOL)'
+}

@@ -41,6 +41,6 @@ run_both() {
   python ci/same_reports.py "$work/$label-serial.json" "$work/$label-batched.json"
 }
 run_both reference --candidate reference
-run_both official --candidate "scripts:$official"
+run_both official --candidate "scripts:$official" --protocol "$(pinned_protocol)"
 run_both failing --candidate "scripts:$work/mutant"
 run_both textbook "${textbook[@]}"

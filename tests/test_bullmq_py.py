@@ -77,6 +77,15 @@ REAL_DIFFERENCES = {
     "flow-insert/all-children-completed": (
         "addStandardJob-9.lua", 461, "updateParentDepsIfNeeded(parentKey, parent['queueKey'],",
         "deferParentRelease"),
+    # The same early release: the completed child c1 releases the parent before c2 is refused
+    # (6.5.1 keeps it waiting, marked flowAttachmentFailed), and a chain's mid is released
+    # as its completed leaf is attached, before the end of the flow.
+    "flow-insert/attachment-failed-blocks-release": (
+        "addStandardJob-9.lua", 461, "updateParentDepsIfNeeded(parentKey, parent['queueKey'],",
+        "deferParentRelease"),
+    "flow-insert/chain-leaf-completed": (
+        "addStandardJob-9.lua", 461, "updateParentDepsIfNeeded(parentKey, parent['queueKey'],",
+        "deferParentRelease"),
 }
 T = 1700000000000
 

@@ -58,6 +58,7 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str,
     assert {r["area"] for r in doc["results"]} == {
         "band-bump", "change-delay", "change-priority", "cluster", "deduplication",
         "delayed-score", "finish", "finish-fetch", "finish-metrics", "finish-retention",
+        "flow-add", "flow-child-end", "flow-insert", "flow-job", "flow-remove",
         "job-updates", "key-naming", "locks", "next-wake", "pause", "priority-order",
         "promote-job", "promote-range", "properties", "rate-limit", "reschedule", "retry",
         "stalled"}
@@ -106,7 +107,7 @@ def test_protocol_judges_the_range_that_holds_it(tmp_path: Path, redis_url: str)
         proc = cli("run", "--redis", redis_url, "--protocol", bad, "-k", "4097")
         assert proc.returncode == 2, (bad, proc.stdout[-2000:])
         assert proc.stderr.count("\n") == 1 and "--protocol" in proc.stderr, proc.stderr
-        assert "5.0.0 up to 5.1.1" in proc.stderr and "6.3.7 up to 7.0.0" in proc.stderr
+        assert "5.0.0 up to 5.1.1" in proc.stderr and "6.5.1 up to 7.0.0" in proc.stderr
 
 
 def test_no_vector_selected_is_a_usage_error(redis_url: str) -> None:

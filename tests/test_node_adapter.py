@@ -17,7 +17,7 @@ from conformance.servers import ServerInfo, client_for
 from conformance.state import snapshot
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
-from reference_impl.ops import Add, MoveToActive
+from reference_impl.ops import Add, AddParentJob, MoveToActive
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
 from tests.cli_helpers import cli
 
@@ -37,7 +37,8 @@ CLIENT_VALIDATION = {
     "priority-order/above-limit-counter-lost": "Priority should be between 0 and 2097151",
 }
 #: Ops npm bullmq cannot express through its own code, by the op in the skip message.
-OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it"}
+OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it",
+            "addParentJob": "has no public call that adds a parent job alone"}
 T = 1700000000000
 
 
@@ -69,7 +70,7 @@ def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile
     assert {r["id"] for r in doc["results"] if ".until-" in r["id"]} <= set(skipped)
 
 
-def test_speaks_protocol_2_and_skips_what_the_client_cannot_express(
+def test_speaks_protocol_3_and_skips_what_the_client_cannot_express(
         redis_server: ServerInfo) -> None:
     adapter = node_adapter_source() / "adapter.js"
     candidate = CommandCandidate(f"node {adapter}", label="bullmq-node")
@@ -77,7 +78,7 @@ def test_speaks_protocol_2_and_skips_what_the_client_cannot_express(
     queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
-        assert candidate.speaks == 2
+        assert candidate.speaks == 3
         assert candidate.apply(client, queue, Add("a", T)) == "1"
         assert candidate.apply(client, queue, MoveToActive(T + 1)) == \
             {"job": "1", "ttl": 0, "next": 0}
@@ -89,6 +90,8 @@ def test_speaks_protocol_2_and_skips_what_the_client_cannot_express(
         finish = MoveToFinished("1", T + 2, value='{"a":1}', keep_jobs={"count": 0})
         assert candidate.apply(client, queue, finish) == 0
         assert client.exists(queue.key("1")) == 0  # removeOnComplete {count: 0}
+        with pytest.raises(CandidateSkipped, match=OP_SKIPS["addParentJob"]):
+            candidate.apply(client, queue, AddParentJob("p", T + 3, {}, {}, "p"))
     finally:
         candidate.close()
         snapshot.delete_queue(client, queue)

@@ -105,7 +105,7 @@ class TestRunProtocol:
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and says in lines[0]
-        assert "5.0.0 up to 5.1.1" in lines[0] and "6.3.7 up to 7.0.0" in lines[0]
+        assert "5.0.0 up to 5.1.1" in lines[0] and "6.5.1 up to 7.0.0" in lines[0]
 
     def test_our_6x_scripts_are_not_a_5_8_5_port(self, redis_url: str) -> None:
         proc = cli("run", "-q", "--examples", "0", "--redis", redis_url, "--protocol", "5.8.5",
@@ -124,11 +124,11 @@ class TestIdentify:
     def test_our_scripts_speak_6(self, redis_url: str) -> None:
         code, found = self.identify("reference", redis_url)
         assert code == 0
-        assert found["protocol"] == {"since": "6.3.7", "until": None}
+        assert found["protocol"] == {"since": "6.5.1", "until": None}
         assert found["older_than_supported"] is False
         evidence = found["evidence"]
         assert isinstance(evidence, list)
-        assert "deduplication/stale-key-taken-over.until-6.3.7" in evidence
+        assert "flow-add/duplicate-parent-gone.until-6.5.1" in evidence
 
     def test_a_5x_pause_in_a_6x_port_fits_no_range(self, tmp_path: Path,
                                                    redis_url: str) -> None:
@@ -137,7 +137,7 @@ class TestIdentify:
         code, found = self.identify(f"scripts:{tmp_path / 'lua'}", redis_url)
         assert code == 1 and found["protocol"] is None
         closest = found["closest"]
-        assert isinstance(closest, dict) and closest["since"] == "6.3.7"
+        assert isinstance(closest, dict) and closest["since"] == "6.5.1"
         assert "pause/adds-while-paused" in closest["failed"]
 
     def test_4x_scripts_are_older_than_supported(self, tmp_path: Path, redis_url: str) -> None:

@@ -208,7 +208,7 @@ def test_built_page_in_chromium(chromium: str, tmp_path: Path) -> None:
         pytest.skip("BMQC_RELEASES_DIR names no ci/releases.sh output (.ci/run sets it)")
     out = Path(built).resolve()
     document = json.loads((out / "releases.json").read_text(encoding="utf-8"))
-    assert len(document["rows"]) == 43  # the pins of ci/releases.py, the Node client among them
+    assert len(document["rows"]) == 45  # the pins of ci/releases.py, the Node client among them
     # The Rust SDK and the ports, through their bundled adapters.
     assert {row["slug"] for row in document["rows"] if row["kind"] in ("sdk", "port")} == {
         "sdk-crates-bullmq-official-1.4.4", "port-crates-bullrs-0.0.3",

@@ -45,8 +45,16 @@ def test_calls_match_the_layouts(all_vectors: list[Vector], redis_server: Server
         calls.append((current[0], name, len(args)))
         return real_call(self, client, queue, name, args, *rest, **kw)
 
+    real_flow_calls = ScriptsCandidate.flow_calls
+
+    def flow_calls(self: ScriptsCandidate, queue: Any, op: Any) -> Any:
+        planned = real_flow_calls(self, queue, op)  # addFlow's calls share one pipeline
+        calls.extend(("addFlow", call.name, len(call.args)) for call in planned)
+        return planned
+
     monkeypatch.setattr(ScriptsCandidate, "apply", apply)
     monkeypatch.setattr(ScriptsCandidate, "_call", call)
+    monkeypatch.setattr(ScriptsCandidate, "flow_calls", flow_calls)
     candidate = ScriptsCandidate(lua_dir())
     client = client_for(redis_server)
     names = QueueNames()

@@ -42,7 +42,7 @@ from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir, vectors_dir
 from conformance.run.batch import BATCH_SIZE, run_vectors
 from conformance.run.serial import run_vector
-from conformance.run.spec import profile_for
+from conformance.run.spec import profile_for, protocol_version
 from conformance.servers import ServerInfo, client_for, provision
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
@@ -384,15 +384,26 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_CATALOG
 
 
+def _protocol(args: argparse.Namespace) -> versions.Version:
+    """The version the scripts are judged at: `--protocol`; by default the current one, or,
+    for `official`, the npm release whose scripts the pinned PyPI release ships (as `run
+    --protocol` and the releases page judge it)."""
+    raw = getattr(args, "protocol", None)
+    if raw is None:
+        return versions.parse(PINNED_PROTOCOL) if args.scripts == "official" \
+            else versions.CURRENT
+    version = protocol_version(raw)
+    if version is None:
+        raise UsageError("--protocol every: mutants judge one version; name it")
+    return version
+
+
 def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
     started = time.perf_counter()
     source = resolve_scripts(args.scripts)
     profile = profile_for(args.profile)
     check_catalog(source, catalog)
-    # The pinned PyPI release ships an older npm release's scripts: judged at that protocol,
-    # as `run --protocol` and the releases page judge it.
-    protocol = versions.parse(PINNED_PROTOCOL) if args.scripts == "official" \
-        else versions.CURRENT
+    protocol = _protocol(args)
     every = list(iter_vectors(load_dir(vectors_dir())))
     vectors = order_vectors(every, profile, protocol)
     width = max(len(m.name) for m in catalog)

@@ -1,7 +1,8 @@
 """`bullmq-conformance adapter check CMD`: a protocol smoke test for adapter authors.
 
 It starts the adapter against a throwaway Redis, sends `start`, one request of every op kind the
-adapter's protocol version has (version 2: the worker half's too) and `stop`, and validates
+adapter's protocol version has (version 2: the worker half's too; version 3: the flows') and
+`stop`, and validates
 every reply against the bundled `schemas/adapter-protocol.schema.json`.
 It checks the protocol only (shapes, seq numbers, result types), not the Redis state: that is
 what `run` is for.
@@ -31,6 +32,8 @@ from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     Add,
+    AddFlow,
+    AddParentJob,
     ChangeDelay,
     ChangePriority,
     MoveToActive,
@@ -45,13 +48,17 @@ from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
     ExtendLocks,
+    GetDependencyCounts,
     GetRateLimitTtl,
     MoveJobFromActiveToWait,
     MoveStalledJobsToWait,
     MoveToFinished,
+    MoveToWaitingChildren,
     ReleaseLock,
+    RemoveChildDependency,
     RemoveDeduplicationKey,
     RemoveJob,
+    RemoveUnprocessedChildren,
     RetryJob,
     UpdateData,
     UpdateProgress,
@@ -93,7 +100,27 @@ SMOKE_WORKER: tuple[tuple[Op, type], ...] = (
 )
 
 
-_JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer"}
+def smoke_flows(queue: QueueRef) -> tuple[tuple[Op, type], ...]:
+    """Sent after SMOKE_WORKER to an adapter that speaks adapter protocol 3: the flow ops, in
+    `queue` (a child's parent is named by its queue's qualified name)."""
+    qualified = queue.base[:-1]
+    tree = {"name": "report", "jobId": "fp", "data": {},
+            "children": [{"name": "part", "jobId": "fc", "data": {}}]}
+    return (
+        (AddFlow(T + 100, tree), str),
+        (Add("child", T + 100, {}, {"parent": {"id": "fp", "queue": qualified}}), str),
+        (AddParentJob("parent", T + 100, {}, {}, "fp2"), str),
+        (MoveToWaitingChildren("fp", T + 110), int),
+        (GetDependencyCounts("fp"), list),
+        (RemoveChildDependency("fc", f"{qualified}:fp"), int),
+        (RemoveUnprocessedChildren("fp"), type(None)),
+    )
+
+
+_JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer",
+               type(None): "null"}
+#: What an adapter of an older protocol version is not sent.
+_NOT_SENT = {1: "the worker half's and the flow ops are skipped", 2: "the flow ops are skipped"}
 
 
 def _describe(reply: dict[str, Any]) -> str:
@@ -133,8 +160,9 @@ def main(args: argparse.Namespace) -> int:
             if speaks is None:
                 print("adapter check: the adapter did not start")
                 return Exit.CANDIDATE
-            problems = _smoke(adapter, queue, timeout, SMOKE + (SMOKE_WORKER if speaks >= 2
-                                                                 else ()))
+            sequence = SMOKE + (SMOKE_WORKER if speaks >= 2 else ()) + (
+                smoke_flows(queue) if speaks >= 3 else ())
+            problems = _smoke(adapter, queue, timeout, sequence)
         finally:
             adapter.kill()
             with contextlib.suppress(Exception):
@@ -157,7 +185,7 @@ def _started(adapter: Adapter, redis_url: str, profile: KeyProfile, timeout: flo
         return None
     speaks: int = reply.get("protocol", DEFAULT_ADAPTER_PROTOCOL)
     note = "" if speaks >= PROTOCOL_VERSION else \
-        " (speaks adapter protocol 1: the worker half's ops are skipped)"
+        f" (speaks adapter protocol {speaks}: {_NOT_SENT.get(speaks, 'newer ops are skipped')})"
     print(f"ok   start: {json.dumps(reply['implementation'])}, protocol {speaks}{note}")
     return speaks
 

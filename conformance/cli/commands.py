@@ -20,7 +20,7 @@ from conformance.core import candidate_forms
 from conformance.core import options as o
 from conformance.core.errors import Exit, UsageError
 from conformance.core.options import Option
-from conformance.core.pins import PINNED_VERSION
+from conformance.core.pins import PINNED_PROTOCOL, PINNED_VERSION
 from reference_impl import versions
 
 VERSION = (f"bullmq-conformance {reference_impl.__version__} (protocols of npm bullmq "
@@ -201,6 +201,10 @@ COMMANDS = (
                 Option(("--scripts",), "scripts to mutate: our lua/, the installed PyPI "
                        "bullmq's, or a directory", default="reference",
                        metavar="reference|official|DIR"),
+                o.PROTOCOL.but(help="the npm bullmq version the scripts are judged at",
+                               default=None, shown_default=f"{o.CURRENT_PROTOCOL}; for "
+                               "official, the npm release whose scripts the pinned PyPI "
+                               f"release ships ({PINNED_PROTOCOL})"),
                 o.REDIS, o.PROFILE)),
 )
 

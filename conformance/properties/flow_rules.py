@@ -19,21 +19,22 @@ start that).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import hypothesis.strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance.properties.queue_rules import DELAYS, MISSING_ID, PRIORITIES, MachineState
-from conformance.properties.worker_rules import WRONG_TOKEN
+from conformance.properties.worker_rules import KEEP_JOBS, WRONG_TOKEN
 from reference_impl import versions
 from reference_impl.keys import QUEUE_REF
 from reference_impl.model import QueueModel
-from reference_impl.ops import Add, AddFlow, AddParentJob, Op
+from reference_impl.ops import Add, AddFlow, AddParentJob, MoveToActive, Op
 from reference_impl.versions import Version
 from reference_impl.worker_ops import (
     FLOW_JOB_OPS,
     GetDependencyCounts,
+    MoveToFinished,
     MoveToWaitingChildren,
     RemoveChildDependency,
     RemoveJob,
@@ -46,6 +47,7 @@ POLICIES = (None, "fpof", "cpof", "idof", "rdof")
 ROUTES = ("standard", "delayed", "prioritized")
 DEPENDENCY_TYPES = ("processed", "unprocessed", "ignored", "failed")
 _FLOW_TYPES = (AddFlow, AddParentJob, *FLOW_JOB_OPS.values())
+_T = TypeVar("_T", str, tuple[str, str])
 
 
 def flow_op(op: Op) -> bool:
@@ -109,6 +111,37 @@ class FlowState(MachineState):
         more keeps it at one."""
         return self.model.store.scard(f"{job_id}:dependencies") == 0
 
+    def _active(self, jobs: list[_T]) -> list[_T]:
+        """Of `jobs` (ids, or (id, token) pairs), those the model holds in `active`, or all
+        of them when none is: the rules that want a worker's running job pick these first."""
+        active = set(self.model.store.lrange("active"))
+        running = [job for job in jobs if (job if isinstance(job, str) else job[0]) in active]
+        return running or jobs
+
+    def _held_children(self) -> list[tuple[str, str]]:
+        """The fetched children (with their tokens) whose lock the token still holds, in
+        the model."""
+        children = {child for child, _ in self.children}
+        store = self.model.store
+        return [(job_id, token) for job_id, token in self.fetched
+                if job_id in children and store.get(f"{job_id}:lock") == token]
+
+    def _add_child(self, parent: str, policy: str | None, route: str, delay: int,
+                   priority: int, custom: bool) -> str | None:
+        """Queue.add of a child under `parent`; the child's id, or None when it was not
+        added."""
+        opts = _with_policy(_route_opts(route, delay, priority), policy)
+        opts["parent"] = {"id": parent, "queue": QUEUE_REF}
+        job_id = None
+        if custom:
+            self.flows += 1
+            job_id = f"f{self.flows}c"
+        returned = self._apply(Add("child", self.now, {"of": parent}, opts, job_id))
+        if not isinstance(returned, str):
+            return None
+        self._link(returned, parent)
+        return returned
+
     def _link(self, child: str, parent: str) -> None:
         if child not in self.ids:
             self.ids.append(child)
@@ -119,6 +152,11 @@ class FlowState(MachineState):
 
 def _childless_job(machine: Any) -> bool:
     return _flow_protocol(machine) and any(machine._no_pending(job_id) for job_id in machine.ids)
+
+
+def _fetched_childless(machine: Any) -> bool:
+    return _flow_protocol(machine) and any(machine._no_pending(job_id)
+                                           for job_id, _ in machine.fetched)
 
 
 class FlowRules(FlowState):
@@ -157,28 +195,38 @@ class FlowRules(FlowState):
           priority=st.sampled_from(PRIORITIES), custom=st.booleans())
     def add_child(self, ref: int, policy: str | None, route: str, delay: int, priority: int,
                   custom: bool) -> None:
-        """Queue.add with opts.parent under a known job with nothing pending (often an active
-        one: a worker adding a child to the job it runs), with a custom or an auto id."""
+        """Queue.add with opts.parent under a known job with nothing pending (in any state,
+        or gone: -5), with a custom or an auto id."""
         free = [job_id for job_id in self.ids if self._no_pending(job_id)]
-        parent = free[ref % len(free)]
-        opts = _with_policy(_route_opts(route, delay, priority), policy)
-        opts["parent"] = {"id": parent, "queue": QUEUE_REF}
-        job_id = None
-        if custom:
-            self.flows += 1
-            job_id = f"f{self.flows}c"
-        returned = self._apply(Add("child", self.now, {"of": parent}, opts, job_id))
-        if isinstance(returned, str):
-            self._link(returned, parent)
+        self._add_child(free[ref % len(free)], policy, route, delay, priority, custom)
+
+    @precondition(_fetched_childless)
+    @rule(index=st.integers(0, 7), policy=st.sampled_from(POLICIES),
+          route=st.sampled_from(ROUTES), delay=st.sampled_from(DELAYS),
+          priority=st.sampled_from(PRIORITIES), named=st.booleans())
+    def spawn_child(self, index: int, policy: str | None, route: str, delay: int,
+                    priority: int, named: bool) -> None:
+        """A worker's pattern: the holder of a fetched job (a running one when there is one)
+        adds a child to it, then calls moveToWaitingChildren with its token (for any pending
+        child, or naming the new one)."""
+        jobs = self._active([entry for entry in self.fetched if self._no_pending(entry[0])])
+        job_id, token = jobs[index % len(jobs)]
+        child = self._add_child(job_id, policy, route, delay, priority, True)
+        named_child = {"id": child, "queue": QUEUE_REF} if named and child else None
+        self._apply(MoveToWaitingChildren(job_id, self.now, token, named_child))
 
     @precondition(_fetched_in_flow)
-    @rule(index=st.integers(0, 7), honest=st.booleans(),
+    @rule(index=st.integers(0, 7), parent=st.booleans(), honest=st.booleans(),
           named=st.sampled_from(("none", "own", "other")), ref=st.integers(0, 7))
-    def move_to_waiting_children(self, index: int, honest: bool, named: str,
+    def move_to_waiting_children(self, index: int, parent: bool, honest: bool, named: str,
                                  ref: int) -> None:
-        """Job.moveToWaitingChildren by the holder (or a stranger) of a fetched job, for any
-        pending child, for one of its own children, or for another job's (or a missing one)."""
-        job_id, token = self.fetched[index % len(self.fetched)]
+        """Job.moveToWaitingChildren by the holder (or a stranger) of a fetched job (with
+        `parent`, one that was given a child, when there is one), for any pending child, for
+        one of its own children, or for another job's (or a missing one)."""
+        jobs = self.fetched
+        if parent:
+            jobs = self._active([entry for entry in jobs if entry[0] in self.parents]) or jobs
+        job_id, token = jobs[index % len(jobs)]
         child: dict[str, str] | None = None
         if named == "own":
             own = [c for c, p in self.children if p == job_id]
@@ -189,6 +237,35 @@ class FlowRules(FlowState):
                      "queue": QUEUE_REF}
         self._apply(MoveToWaitingChildren(job_id, self.now, token if honest else WRONG_TOKEN,
                                           child))
+
+    # A worker's whole turn in one rule, with one argument for how the job ends: rules that
+    # need a fetched job come up seldom, and this is the one that releases parents.
+    @precondition(_has_children)
+    @rule(index=st.integers(0, 7),
+          end=st.tuples(st.booleans(), st.sampled_from(KEEP_JOBS), st.booleans()))
+    def finish_child(self, index: int, end: tuple[bool, dict[str, Any], bool]) -> None:
+        """The holder completes or fails a running child (its last attempt), with keepJobs
+        and fetch-next: its parent records it, by its policy, and is released when nothing
+        else is pending. With no child running, a worker fetches the next job first and
+        ends that one."""
+        failed, keep, fetch_next = end
+        held = self._held_children()
+        if held:
+            job_id, token = held[index % len(held)]
+        else:
+            self.fetches += 1
+            token = f"tok-{self.fetches}"
+            fetched = self._apply(MoveToActive(self.now, token=token))
+            if not isinstance(fetched, dict) or fetched.get("job") is None:
+                return
+            job_id = fetched["job"]
+            self.fetched.append((job_id, token))
+        fields = {"failedReason": "boom", "stacktrace": "[]"} if failed else None
+        returned = self._apply(MoveToFinished(
+            job_id, self.now, "failed" if failed else "completed",
+            "boom" if failed else f'"{job_id} done"', token, keep, 0, fields, fetch_next))
+        if isinstance(returned, dict) and returned.get("job") is not None:
+            self.fetched.append((returned["job"], token))
 
     @precondition(_has_parents)
     @rule(ref=st.integers(-1, 7),

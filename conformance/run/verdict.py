@@ -33,7 +33,7 @@ from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
-from reference_impl.keys import KeyProfile
+from reference_impl.keys import QUEUE_REF, KeyProfile
 from reference_impl.ops import op_name
 from reference_impl.versions import Version
 
@@ -134,8 +134,12 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
 
 def judged(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
            queue: QueueRef) -> Verdict:
-    """The verdict of a vector whose every op ran: passed, or failed with the diff."""
+    """The verdict of a vector whose every op ran: passed, or failed with the diff. A vector
+    that names its queue (`<q>`) shows it as `<q>` in the diff too, so that the same failure
+    reads the same in every run."""
     diff = judge(vector, results, snap, queue)
+    if vector.queue_refs:
+        diff = [line.replace(queue.base[:-1], QUEUE_REF) for line in diff]
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))

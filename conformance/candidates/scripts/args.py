@@ -13,6 +13,8 @@ from reference_impl.ops import OP_NAMES
 
 #: Marks an ARGV entry the caller may leave off (only trailing entries are optional).
 OPTIONAL = " (optional)"
+#: Marks a last ARGV entry that stands for one or more entries of its kind.
+REPEATED = " (one or more)"
 _FIELDS = "msgpack [field, value, ...] of job fields to write, or \"\""
 
 #: ARGV of each script, by name, in position order.
@@ -54,8 +56,8 @@ ARGV: dict[str, tuple[str, ...]] = {
     "addLog": ("job id", "the log row", "keepLogs, or \"\" for all"),
     "moveToWaitingChildren": ("token", "the child's key `<queue>:<id>`, or \"\" for any",
                               "now (ms)", "job id", "BASE"),
-    "getDependencyCounts": ("\"processed\", \"unprocessed\", \"ignored\" or \"failed\", one "
-                            "entry per count wanted",),
+    "getDependencyCounts": ("\"processed\", \"unprocessed\", \"ignored\" or \"failed\": the "
+                            "counts wanted, in order" + REPEATED,),
     "removeChildDependency": ("the job's key", "the parent's key"),
     "removeUnprocessedChildren": ("BASE", "job id"),
     "releaseParentIfNoPendingDependencies": ("the parent's queue key (`<prefix>:<name>`)",
@@ -74,7 +76,8 @@ OP_SCRIPTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def argv_counts(script: str) -> tuple[int, int]:
-    """The fewest and the most ARGV entries a call of `script` carries."""
+def argv_counts(script: str) -> tuple[int, float]:
+    """The fewest and the most ARGV entries a call of `script` carries (no most: inf)."""
     entries = ARGV[script]
-    return sum(1 for e in entries if not e.endswith(OPTIONAL)), len(entries)
+    most = float("inf") if entries and entries[-1].endswith(REPEATED) else len(entries)
+    return sum(1 for e in entries if not e.endswith(OPTIONAL)), most

@@ -433,8 +433,10 @@ class ScriptsCandidate:
         calls, limit = self.limited(client)
         pipe = calls.pipeline(transaction=False)
         for call in planned:
-            script = calls.register_script(call.text)
-            script(keys=self.script_call_keys(queue, call), args=list(call.args), client=pipe)
+            # EVAL with the body, not EVALSHA: a SCRIPT FLUSH between loading and running
+            # would fail a call in the middle of the pipeline, after the ones before it ran.
+            keys = self.script_call_keys(queue, call)
+            pipe.eval(call.text, len(keys), *keys, *call.args)
         try:
             replies = pipe.execute(raise_on_error=False)
         except redis.TimeoutError:

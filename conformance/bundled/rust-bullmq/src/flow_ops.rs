@@ -67,7 +67,7 @@ fn flow_job(node: FlowNode, queue: &str) -> Result<FlowJob, Outcome> {
 }
 
 /// `FlowProducer::add(tree)` with every node in the op's queue, the wall clock pinned at the
-/// op's timestamp: the SDK takes each job's timestamp (Job::new, job.rs:117-123) and the
+/// op's timestamp: the SDK takes each job's timestamp (Job::new, job.rs:118-123) and the
 /// release check's time (flow_producer.rs:796) from it.
 ///
 /// The SDK fails the whole add with any negative code but a child's -5
@@ -103,7 +103,7 @@ pub fn add_parent_job() -> OpResult {
 /// the op's token (the SDK sends the fetch's token, job.rs:589).
 ///
 /// The SDK answers the script's 0 / 1 as `Ok(true)` / `Ok(false)` and each negative code as
-/// an error of its own kind (job.rs:599-620): `JobNotFound` -1, `JobLockNotExist` -2,
+/// an error of its own kind (job.rs:599-621): `JobNotFound` -1, `JobLockNotExist` -2,
 /// `JobNotInState` -3, `Unrecoverable` "…has at least one failed child…" -9, and any other
 /// code (the lock held by another token, -6) as `InvalidConfig` "moveToWaitingChildren
 /// returned unexpected code: N". Each is read back to its integer, so the code comes back
@@ -160,11 +160,8 @@ pub async fn get_dependency_counts(
     types: Option<Vec<String>>,
 ) -> OpResult {
     let queue = session.queue().await?;
-    let counts = clock::without(
-        "getDependencyCounts",
-        queue.get_dependencies_count(job_id),
-    )
-    .await?;
+    let counts =
+        clock::without("getDependencyCounts", queue.get_dependencies_count(job_id)).await?;
     let types = types.unwrap_or_else(|| {
         ["processed", "unprocessed", "ignored", "failed"]
             .map(String::from)
@@ -183,7 +180,7 @@ pub async fn get_dependency_counts(
     Ok(json!(picked))
 }
 
-/// `Queue::remove_child_dependency(id, parentKey)`, the id-based form of
+/// `Queue::remove_child_dependency(id, parentKey)` (queue.rs:1745), the id-based form of
 /// `Job::remove_child_dependency` (which takes the parent key from a loaded Job).
 ///
 /// The SDK answers the script's 0 / 1 as `true` / `false`, and -1 / -5 as `InvalidConfig`
@@ -216,8 +213,8 @@ pub async fn remove_child_dependency(
     }
 }
 
-/// `Queue::remove_unprocessed_children(id)`: the script answers nothing, so the op's result is
-/// null.
+/// `Queue::remove_unprocessed_children(id)` (queue.rs:1890): the script answers nothing, so the
+/// op's result is null.
 pub async fn remove_unprocessed_children(session: &mut Session, job_id: &str) -> OpResult {
     let queue = session.queue().await?;
     clock::without(

@@ -1,4 +1,5 @@
-//! The queue half's ops (adapter protocol 1), each through bullmq-official's public API.
+//! The queue half's ops (adapter protocol 1; an add's parent and policy flags are protocol 3's),
+//! each through bullmq-official's public API.
 
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -26,7 +27,9 @@ const CLIENT_VALIDATION: [&str; 4] = [
 /// checks (CLIENT_VALIDATION), a failure otherwise.
 pub fn client_rejection(what: &str, err: Error) -> Outcome {
     match err {
-        Error::InvalidConfig(message) if CLIENT_VALIDATION.iter().any(|m| message.starts_with(m)) => {
+        Error::InvalidConfig(message)
+            if CLIENT_VALIDATION.iter().any(|m| message.starts_with(m)) =>
+        {
             Outcome::Skip(format!(
                 "bullmq-official 1.4.4 rejects this {what} client-side: {message}"
             ))
