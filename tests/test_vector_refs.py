@@ -1,5 +1,5 @@
-"""`<q>` in vectors (conformance.vectors.refs): the queue's qualified name put in everywhere a
-vector names it, and taken out again for two queues compared as one."""
+"""`<q>` in vectors (conformance.vectors.refs, conformance.run.binding): the queue's qualified
+name put in everywhere a vector names it, and taken out again for two queues compared as one."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.core.queues import QueueRef
+from conformance.run import binding
 from conformance.vectors import Vector, refs
 from reference_impl import versions
 from reference_impl.keys import BULLMQ, ECHOMQ
@@ -32,7 +33,7 @@ def test_every_place_a_vector_names_its_queue_gets_the_real_name() -> None:
         keys={"p:processed": {"hash": {"<q>:c0": '"ok"'}},
               "c": {"hash": {"parent": {"json": {"id": "p", "queueKey": "<q>"}}}}})
     queue = QueueRef(BULLMQ, "bmqc-0-000001", versions.CURRENT)
-    bound = refs.bound(vector, queue)
+    bound = binding.bound(vector, queue)
     name = "bull:bmqc-0-000001"
     assert bound.given == {"p:dependencies": {"set": [f"{name}:c0"]}}
     assert bound.when == (Add("a", 1, {}, {"parent": {"id": "p", "queue": name}}, "c"),)
@@ -44,15 +45,15 @@ def test_every_place_a_vector_names_its_queue_gets_the_real_name() -> None:
 def test_the_name_follows_the_key_profile() -> None:
     vector = _vector(returns=("<q>:c",))
     queue = QueueRef(ECHOMQ, "bmqc-0-000001", versions.CURRENT)
-    assert refs.bound(vector, queue).returns == ("emq:{bmqc-0-000001}:c",)
+    assert binding.bound(vector, queue).returns == ("emq:{bmqc-0-000001}:c",)
 
 
 def test_a_vector_without_refs_is_used_as_it_is() -> None:
     vector = _vector(given={"wait": {"list": ["1"]}}, returns=("1",))
     assert not vector.queue_refs
-    assert refs.bound(vector, QueueRef(BULLMQ, "bmqc-0-000001", versions.CURRENT)) is vector
+    assert binding.bound(vector, QueueRef(BULLMQ, "bmqc-0-000001", versions.CURRENT)) is vector
 
 
 def test_unbound_takes_the_name_out_again() -> None:
     queue = QueueRef(BULLMQ, "bmqc-0-000002", versions.CURRENT)
-    assert refs.unbound({"set": ["bull:bmqc-0-000002:c"]}, queue) == {"set": ["<q>:c"]}
+    assert binding.unbound({"set": ["bull:bmqc-0-000002:c"]}, queue) == {"set": ["<q>:c"]}

@@ -19,10 +19,11 @@ from conformance.candidates import from_spec
 from conformance.candidates.base import Candidate
 from conformance.core.errors import CandidateError, CandidateSkipped, UsageError
 from conformance.core.queues import QueueNames, QueueRef
+from conformance.run import binding
 from conformance.run.spec import profile_for, protocol_version
 from conformance.run.verdict import seed
 from conformance.state import compare, snapshot
-from conformance.vectors import Vector, iter_vectors, load_dir, refs
+from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
 from reference_impl.expected import client_meta
 from reference_impl.form import score_to_form
@@ -85,16 +86,16 @@ def _first_difference(vector: Vector, a: Candidate, b: Candidate, client: Any,
     qa = QueueRef(profile, names.next(), protocol)
     qb = QueueRef(profile, names.next(), protocol)
     try:
-        va, vb = refs.bound(vector, qa), refs.bound(vector, qb)
+        va, vb = binding.bound(vector, qa), binding.bound(vector, qb)
         seed(client, qa, dict(va.given))
         seed(client, qb, dict(vb.given))
         for index, (op, op_a, op_b) in enumerate(zip(vector.when, va.when, vb.when,
                                                      strict=True), 1):
             ra, rb = _apply(a, client, qa, op_a), _apply(b, client, qb, op_b)
-            ra, rb = refs.unbound(ra, qa), refs.unbound(rb, qb)
+            ra, rb = binding.unbound(ra, qa), binding.unbound(rb, qb)
             lines = [] if ra == rb else [f"return: A {ra!r}, B {rb!r}"]
-            sa, sb = refs.unbound_snapshot(snapshot.take(client, qa), qa), \
-                refs.unbound_snapshot(snapshot.take(client, qb), qb)
+            sa, sb = binding.unbound_snapshot(snapshot.take(client, qa), qa), \
+                binding.unbound_snapshot(snapshot.take(client, qb), qb)
             lines += compare.compare_keys(expectation_from(sa, sb), sb.keys)
             lines = [line.replace("expected", "A").replace("actual", "B") for line in lines]
             if lines:

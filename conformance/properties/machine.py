@@ -6,7 +6,7 @@ the queue half's (`queue_rules`), the worker half's (`worker_rules`) and the flo
 
 The model's values name the queue `<q>` (a child's `parentKey`, a parent's `:dependencies`);
 once an example has run a flow op, each op goes to the candidate bound to the real name, and
-its reply and the queue's keys are compared unbound (`conformance.vectors.refs`). Examples
+its reply and the queue's keys are compared unbound (`conformance.run.binding`). Examples
 without flows skip that work.
 """
 
@@ -35,12 +35,12 @@ from conformance.core.queues import QueueNames, QueueRef
 from conformance.properties.flow_rules import FlowRules, flow_op
 from conformance.properties.queue_rules import MISSING_ID, QueueRules
 from conformance.properties.worker_rules import WorkerRules
+from conformance.run import binding
 from conformance.run.serial import drop_connections
 from conformance.run.verdict import REDIS_DOWN, foreign_lines
 from conformance.servers import health
 from conformance.state import compare, snapshot
 from conformance.state.keytracker import KeysFlushed
-from conformance.vectors import refs
 from reference_impl import versions
 from reference_impl.cases import T
 from reference_impl.expected import expect_for, expected_keys
@@ -182,8 +182,8 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
         flowing = self.flowing = self.flowing or flow_op(op)
         try:
             try:
-                actual: Any = self.ctx.candidate.apply(
-                    self.ctx.client, self.queue, refs.bound_op(op, self.queue) if flowing else op)
+                sent = binding.bound_op(op, self.queue) if flowing else op
+                actual: Any = self.ctx.candidate.apply(self.ctx.client, self.queue, sent)
             except CandidateUnusable as exc:
                 self.ctx.unusable = exc
                 raise
@@ -233,12 +233,12 @@ def differences(ctx: Context, queue: QueueRef, model: QueueModel, op: Op, expect
     With `unbind`, the queue's name in the reply and the keys is written `<q>` first, as the
     model writes it."""
     if unbind:
-        actual = refs.unbound(actual, queue)
+        actual = binding.unbound(actual, queue)
     lines = compare.compare_returns([expected], [actual], [op_name(op)])
     snap = snapshot.take(ctx.client, queue, ctx.finder, private=ctx.private,
                          run_prefix=ctx.queue_names.root if ctx.private else "")
     if unbind:
-        snap = refs.unbound_snapshot(snap, queue)
+        snap = binding.unbound_snapshot(snap, queue)
     lines += compare.compare_keys(expected_keys(store_to_form(model.store)), snap.keys)
     lines += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
     lines += foreign_lines(snap)
@@ -256,7 +256,7 @@ def replay(ctx: Context, ops: Sequence[Op]) -> list[str] | None:
             flowing = flowing or flow_op(op)
             try:
                 actual: Any = ctx.candidate.apply(
-                    ctx.client, queue, refs.bound_op(op, queue) if flowing else op)
+                    ctx.client, queue, binding.bound_op(op, queue) if flowing else op)
             except CandidateSkipped:
                 continue
             except CandidateError as exc:

@@ -56,6 +56,7 @@ from conformance.candidates.scripts.call import (
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.core.errors import CandidateError, InfrastructureError
 from conformance.core.queues import QueueNames, QueueRef
+from conformance.run import binding
 from conformance.run.serial import run_vector  # the one fallback (see the docstring)
 from conformance.run.verdict import (
     REDIS_DOWN,
@@ -68,7 +69,7 @@ from conformance.run.verdict import (
 )
 from conformance.servers import ServerInfo, health
 from conformance.state import snapshot
-from conformance.vectors import Vector, refs
+from conformance.vectors import Vector
 from reference_impl.keys import KeyProfile
 from reference_impl.versions import Version
 
@@ -422,7 +423,7 @@ def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyPr
             done[index] = skipped
             continue
         queue = QueueRef(profile, names.next(), protocol)
-        vector = refs.bound(vector, queue)
+        vector = binding.bound(vector, queue)
         try:
             calls = tuple(candidate.plan(queue, op) for op in vector.when)
         except CandidateError:  # a missing script: the serial path says which op needs it

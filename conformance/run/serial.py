@@ -27,6 +27,7 @@ from conformance.core.errors import (
 )
 from conformance.core.outcomes import Outcome, Skip
 from conformance.core.queues import QueueNames, QueueRef
+from conformance.run import binding
 from conformance.run.verdict import (
     REDIS_DOWN,
     Verdict,
@@ -38,7 +39,7 @@ from conformance.run.verdict import (
 )
 from conformance.servers import ServerInfo, health
 from conformance.state import snapshot
-from conformance.vectors import Vector, refs
+from conformance.vectors import Vector
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import Op, op_name
 from reference_impl.versions import Version
@@ -89,7 +90,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     if skipped is not None:
         return skipped
     queue = QueueRef(profile, names.next(), protocol)
-    vector = refs.bound(vector, queue)
+    vector = binding.bound(vector, queue)
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False

@@ -86,7 +86,7 @@ class Vector:
     one_slot: bool = False
     #: The npm bullmq versions the fact holds for.
     span: versions.Range = versions.ALWAYS
-    #: Whether the vector names its queue as `<q>` (`conformance.vectors.refs.bound`).
+    #: Whether the vector names its queue as `<q>` (`conformance.run.binding.bound`).
     queue_refs: bool = False
 
     @property

@@ -2,28 +2,20 @@
 
 A flow's keys and records name queues (`parentKey` is `<prefix>:<queue>:<id>`, a parent's
 `:dependencies` holds its children's full keys), and a vector's queue is named only when it
-runs. A vector writes `<q>` for it; `bound` puts the real name in everywhere (the seed, the
-ops, the expected replies and state) before the vector runs, so that every candidate sees
-real keys and the comparison is plain.
+runs. A vector writes `<q>` for it. Here are the plain-value steps: finding `<q>` (the loader
+marks such vectors) and swapping it with a name, in strings and in the keys and values of
+mappings and lists at any depth. `conformance.run.binding` binds whole vectors and ops.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reference_impl.keys import QUEUE_REF
-from reference_impl.ops import Op, op_from_dict, op_to_dict
-
-if TYPE_CHECKING:  # the package imports this module
-    from conformance.core.queues import QueueRef
-    from conformance.state.snapshot import Snapshot
-    from conformance.vectors import Vector
 
 
 def mentions(value: Any) -> bool:
-    """Whether `QUEUE_REF` occurs in a vector value (strings, and the keys and values of
-    mappings and lists, at any depth)."""
+    """Whether `QUEUE_REF` occurs in a vector value."""
     if isinstance(value, str):
         return QUEUE_REF in value
     if isinstance(value, dict):
@@ -33,48 +25,24 @@ def mentions(value: Any) -> bool:
     return False
 
 
-def _replace(value: Any, old: str, new: str) -> Any:
+def replaced(value: Any, old: str, new: str) -> Any:
+    """`value` with every `old` in its strings (mapping keys too) replaced by `new`."""
     if isinstance(value, str):
         return value.replace(old, new)
     if isinstance(value, dict):
-        return {_replace(k, old, new): _replace(v, old, new) for k, v in value.items()}
+        return {replaced(k, old, new): replaced(v, old, new) for k, v in value.items()}
     if isinstance(value, list):
-        return [_replace(item, old, new) for item in value]
+        return [replaced(item, old, new) for item in value]
     if isinstance(value, tuple):
-        return tuple(_replace(item, old, new) for item in value)
+        return tuple(replaced(item, old, new) for item in value)
     return value
 
 
-def _put(value: Any, name: str) -> Any:
-    return _replace(value, QUEUE_REF, name)
+def put(value: Any, name: str) -> Any:
+    """`value` with `<q>` replaced by the qualified name `name`."""
+    return replaced(value, QUEUE_REF, name)
 
 
-def bound(vector: Vector, queue: QueueRef) -> Vector:
-    """`vector` with `<q>` replaced by `queue`'s qualified name (the vector itself when it
-    has none)."""
-    if not vector.queue_refs:
-        return vector
-    name = queue.base[:-1]
-    return replace(vector, given=_put(dict(vector.given), name),
-                   when=tuple(op_from_dict(_put(op_to_dict(op), name)) for op in vector.when),
-                   returns=_put(tuple(vector.returns), name), keys=_put(dict(vector.keys), name))
-
-
-def bound_op(op: Op, queue: QueueRef) -> Op:
-    """`op` with `<q>` replaced by `queue`'s qualified name (the op itself when it has none):
-    what a candidate is sent for an op the model applies as written."""
-    raw = op_to_dict(op)
-    if not mentions(raw):
-        return op
-    return op_from_dict(_put(raw, queue.base[:-1]))
-
-
-def unbound(value: Any, queue: QueueRef) -> Any:
-    """`value` (a reply, a snapshot's keys) with `queue`'s qualified name written `<q>` again:
-    what two queues hold compared as if they were one."""
-    return _replace(value, queue.base[:-1], QUEUE_REF)
-
-
-def unbound_snapshot(snap: Snapshot, queue: QueueRef) -> Snapshot:
-    """`snap` with its keys `unbound`."""
-    return replace(snap, keys=unbound(snap.keys, queue))
+def taken_out(value: Any, name: str) -> Any:
+    """`value` with the qualified name `name` written `<q>` again."""
+    return replaced(value, name, QUEUE_REF)
