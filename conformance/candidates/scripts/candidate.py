@@ -427,23 +427,33 @@ class ScriptsCandidate:
 
     def _apply_flow(self, client: redis.Redis, queue: QueueRef, op: AddFlow) -> Result:
         """addFlow's calls in one pipeline (FlowProducer sends them in one MULTI; a vector's
-        lone client cannot tell the two apart, and a cluster takes a pipeline as it is). The
-        result is the root's reply, as FlowProducer reads only that one."""
+        lone client cannot tell the two apart), or one by one through a cluster client,
+        whose pipelines take no EVAL. The result is the root's reply, as FlowProducer reads
+        only that one."""
         planned = self.flow_calls(queue, op)
         calls, limit = self.limited(client)
-        pipe = calls.pipeline(transaction=False)
-        for call in planned:
-            # EVAL with the body, not EVALSHA: a SCRIPT FLUSH between loading and running
-            # would fail a call in the middle of the pipeline, after the ones before it ran.
-            keys = self.script_call_keys(queue, call)
-            pipe.eval(call.text, len(keys), *keys, *call.args)
+        sequenced = [(call, self.script_call_keys(queue, call)) for call in planned]
         try:
-            replies = pipe.execute(raise_on_error=False)
+            if not hasattr(calls, "connection_pool"):  # a RedisCluster
+                replies = []
+                for call, keys in sequenced:
+                    try:
+                        replies.append(calls.eval(call.text, len(keys), *keys, *call.args))
+                    except redis.ResponseError as exc:
+                        replies.append(exc)
+                        break
+            else:
+                pipe = calls.pipeline(transaction=False)
+                for call, keys in sequenced:
+                    # EVAL with the body, not EVALSHA: a SCRIPT FLUSH between loading and
+                    # running would fail a call in the middle, after the ones before it ran.
+                    pipe.eval(call.text, len(keys), *keys, *call.args)
+                replies = pipe.execute(raise_on_error=False)
         except redis.TimeoutError:
             if calls is client:
                 raise
             raise self.runaway(calls, "addFlow's scripts", limit) from None
-        for call, reply in zip(planned, replies, strict=True):
+        for call, reply in zip(planned, replies, strict=False):
             if isinstance(reply, redis.ResponseError):
                 if is_busy_reply(reply):
                     raise reply
