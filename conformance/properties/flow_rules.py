@@ -27,6 +27,8 @@ from hypothesis.stateful import precondition, rule
 from conformance.properties.queue_rules import DELAYS, MISSING_ID, PRIORITIES, MachineState
 from conformance.properties.worker_rules import KEEP_JOBS, WRONG_TOKEN
 from reference_impl import versions
+from reference_impl.cases.flow_insert import node
+from reference_impl.flows import POLICY_FLAGS
 from reference_impl.keys import QUEUE_REF
 from reference_impl.model import QueueModel
 from reference_impl.ops import Add, AddFlow, AddParentJob, MoveToActive, Op
@@ -42,10 +44,10 @@ from reference_impl.worker_ops import (
 )
 
 #: A child's failure policy: none, or one of the flags its parent record carries.
-POLICIES = (None, "fpof", "cpof", "idof", "rdof")
+POLICIES = (None, *POLICY_FLAGS)
 #: How a job is added: to wait, delayed, or prioritized.
 ROUTES = ("standard", "delayed", "prioritized")
-DEPENDENCY_TYPES = ("processed", "unprocessed", "ignored", "failed")
+DEPENDENCY_TYPES = tuple(GetDependencyCounts("").types)
 _FLOW_TYPES = (AddFlow, AddParentJob, *FLOW_JOB_OPS.values())
 _T = TypeVar("_T", str, tuple[str, str])
 
@@ -65,12 +67,7 @@ def _route_opts(route: str, delay: int, priority: int) -> dict[str, Any]:
 
 
 def _node(job_id: str, opts: dict[str, Any], *children: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": f"job-{job_id}", "jobId": job_id, "data": {"id": job_id}}
-    if opts:
-        out["opts"] = opts
-    if children:
-        out["children"] = list(children)
-    return out
+    return node(job_id, *children, **opts)
 
 
 def _with_policy(opts: dict[str, Any], policy: str | None) -> dict[str, Any]:
