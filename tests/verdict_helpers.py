@@ -13,10 +13,11 @@ from reference_impl import versions
 
 
 def run_all(vectors: list[Vector], candidate: Candidate, server: ServerInfo,
-            profile: str) -> dict[str, list[str]]:
-    """Each of `vectors` on `candidate` (started, when it needs a start), judged at the current
-    protocol: by outcome, the ids that passed, and `id: message [first lines of the diff]` of
-    the others."""
+            profile: str, protocol: versions.Version = versions.CURRENT
+            ) -> dict[str, list[str]]:
+    """Each of `vectors` on `candidate` (started, when it needs a start), judged at `protocol`
+    (the current one by default): by outcome, the ids that passed, and `id: message [first
+    lines of the diff]` of the others."""
     client = client_for(server)
     names = QueueNames()
     outcomes: dict[str, list[str]] = {"passed": [], "failed": [], "errored": [], "skipped": []}
@@ -24,7 +25,7 @@ def run_all(vectors: list[Vector], candidate: Candidate, server: ServerInfo,
         # An op the candidate cannot express is a `skipped` verdict, its reason in the
         # message: run_vector raises only for Redis outages.
         verdict = run_vector(vector, candidate, client, profile_for(profile), names,
-                             protocol=versions.CURRENT)
+                             protocol=protocol)
         detail = vector.id if verdict.outcome == "passed" else \
             f"{vector.id}: {verdict.message} {list(verdict.diff)[:8]}"
         outcomes[verdict.outcome].append(detail)

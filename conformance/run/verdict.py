@@ -134,12 +134,8 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
 
 def judged(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
            queue: QueueRef) -> Verdict:
-    """The verdict of a vector whose every op ran: passed, or failed with the diff. A vector
-    that names its queue (`<q>`) shows it as `<q>` in the diff too, so that the same failure
-    reads the same in every run."""
+    """The verdict of a vector whose every op ran: passed, or failed with the diff."""
     diff = judge(vector, results, snap, queue)
-    if vector.queue_refs:
-        diff = [line.replace(queue.base[:-1], QUEUE_REF) for line in diff]
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))
@@ -151,6 +147,9 @@ def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
     """Every difference between what the vector expects and what the candidate did."""
     diff = compare.compare_returns(vector.returns, results, [op_name(op) for op in vector.when])
     diff += compare.compare_keys(vector.keys, snap.keys)
+    # A value naming the queue (a parent key, a child's key in :dependencies) is shown as
+    # `<q>`, as vectors write it: the same failure reads the same in every run.
+    diff = [line.replace(queue.base[:-1], QUEUE_REF) for line in diff]
     diff += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
     diff += foreign_lines(snap)
     if vector.one_slot:

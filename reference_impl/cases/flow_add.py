@@ -125,12 +125,12 @@ def _cases() -> list[Case]:
              (parent(), child("a", job_id="c"), child("a", job_id="c")),
              ("duplicate-child",)),
         Case("duplicate-adopted",
-             "A waiting job without a parent, added again as a child: it joins the parent's "
-             "dependencies and stores the link.",
+             "A waiting job without a parent, added again as a child: it joins the dependencies, "
+             "gets the link.",
              (add("a", job_id="c"), parent(), child("a", job_id="c")), ("duplicate-child",)),
         Case("duplicate-completed-releases-parent",
-             "A completed job added as a parent's only child counts as processed (its "
-             "returnvalue) and the parent is released to wait at once.",
+             "A completed job added as the only child counts as processed; the parent is released "
+             "at once.",
              (parent(), child("a", job_id="c")), ("duplicate-child",),
              given=completed_job("c")),
         Case("duplicate-other-parent",
@@ -148,17 +148,17 @@ def _cases() -> list[Case]:
                                    "parent": f'{{"id":"gone","queueKey":"{QUEUE_REF}"}}'}),
                     "wait": {"list": ["c"]}}),
         Case("missing-parent-before-duplicate",
-             "A custom id that exists, added under a missing parent: -5 (the parent check "
-             "comes first), and the job is left alone.",
+             "An existing custom id added under a missing parent: -5 (checked first); the job is "
+             "left alone.",
              (add("a", job_id="c"), child("a", "ghost", job_id="c")), ("missing-parent",)),
         Case("duplicate-completed-one-of-two",
-             "A completed job added as a second child: its value is recorded, and the parent "
-             "keeps waiting for the first.",
+             "A completed job added as a second child: its value is recorded; the parent waits "
+             "for the first.",
              (parent(), child("a"), child("b", job_id="c")), ("duplicate-child",),
              given=completed_job("c")),
         Case("duplicate-failed-child",
-             "A failed job added as a child joins the dependencies like a waiting one: the "
-             "parent waits for a job that will not run again.",
+             "A failed job added as a child joins the dependencies: the parent waits for a job "
+             "that won't run.",
              (parent(), child("a", job_id="c")), ("duplicate-child",),
              given={"c": job_hash({"name": "a", "data": "{}", "opts": "{}",
                                    "timestamp": str(T), "delay": "0", "priority": "0",

@@ -112,8 +112,8 @@ def _seeded(*, record: str = "", opts: str = '{"attempts":3}', dependency: bool 
 def _cases() -> list[Case]:
     return [
         Case("last-child-releases-parent",
-             "The only child completes: processed holds its value, dependencies are gone, the "
-             "parent is in wait with marker 0 and its waiting event.",
+             "The only child completes: its value in processed, the parent in wait with marker 0 "
+             "and its event.",
              (*_flow(node("c1")), complete("c1")), ("processed", "release")),
         Case("one-of-two",
              "One of two children completes: the parent keeps waiting for the other.",
@@ -130,8 +130,8 @@ def _cases() -> list[Case]:
              "A released parent with priority 3 goes to prioritized at pc 1.",
              (*_flow(node("c1"), priority=3), complete("c1")), ("release-route",)),
         Case("release-delayed-no-band",
-             "A released parent with delay 5000 is scored (now + 5000) * 0x1000 exactly, "
-             "the score of a job already due then (an add would have bumped it).",
+             "A released parent with delay 5000 scores (now + 5000) * 0x1000 exactly, beside a "
+             "job due then.",
              (add("other", T, delay=NOW + 5000 - T), *_flow(node("c1"), delay=5000),
               complete("c1")), ("release-route",)),
         Case("release-paused",
@@ -192,8 +192,8 @@ def _cases() -> list[Case]:
              "keepJobs count 0: the child's keys go, processed is written, the parent released.",
              (*_flow(node("c1")), complete("c1", keep_jobs={"count": 0})), ("removed-child",)),
         Case("removed-on-fail-to-wait",
-             "A failed child removed at once (no policy): unlinked, and the priority-2 parent "
-             "goes to wait, not prioritized.",
+             "A failed child removed at once (no policy) is unlinked; the priority-2 parent goes "
+             "to wait.",
              (*_flow(node("c1"), priority=2), fail("c1", keep_jobs={"count": 0})),
              ("removed-child",)),
         Case("release-delayed-behind-earlier",
@@ -202,8 +202,8 @@ def _cases() -> list[Case]:
              (add("early", T, delay=NOW + 1000 - T), *_flow(node("c1"), delay=5000),
               complete("c1")), ("release-route",)),
         Case("release-maxed",
-             "At its global concurrency (meta.concurrency 1, another job active), the "
-             "released parent goes to wait without marker 0.",
+             "At its global concurrency (1, another job active), the released parent gets no "
+             "marker 0.",
              (complete("c"),), ("release",),
              given=_seeded() | {"meta": job_hash({"concurrency": "1"}),
                                 "active": {"list": ["busy", "c"]}}),
@@ -230,8 +230,8 @@ def _cases() -> list[Case]:
              (add("report", job_id=P), fetch(T + 50), child("a", job_id="c"), fail(P)),
              ("release-needs-waiting",)),
         Case("fpof-after-cpof",
-             "cpof released the delayed parent early; an fpof child failing next takes it "
-             "out of delayed, zeroes its delay and releases it to wait with defa.",
+             "cpof released the delayed parent; an fpof failure then zeroes its delay, sends it "
+             "to wait with defa.",
              (*_flow(node("c1", cpof=True), node("c2", fpof=True), delay=5000),
               fetch(T + 100), fail("c1"), fail("c2", now=NOW + 10)), ("fpof", "cpof")),
         Case("fpof-parent-in-wait",
@@ -240,8 +240,8 @@ def _cases() -> list[Case]:
              (*_flow(node("c1", cpof=True), node("c2", fpof=True)), fetch(T + 100),
               fail("c1"), fail("c2", now=NOW + 10)), ("fpof",)),
         Case("retried-child-stays",
-             "A child retried after a failure (retryJob) stays a dependency; completing it "
-             "then releases the parent.",
+             "A retried child (retryJob) stays a dependency; completing it then releases the "
+             "parent.",
              (*_flow(node("c1")), RetryJob("c1", NOW), fetch(NOW + 10),
               complete("c1", now=NOW + 20)), ("processed", "release")),
         Case("trimmed-completed-child",
@@ -250,8 +250,8 @@ def _cases() -> list[Case]:
              (*_flow(node("c1"), node("c2")), complete("c1"), fetch(NOW),
               complete("c2", now=NOW + 1, keep_jobs={"count": 1})), ("processed",)),
         Case("trimmed-failed-child",
-             "A failed child (no policy) trimmed by a later failure's keepJobs count 1 is "
-             "unlinked: the parent is released to wait.",
+             "A failed child (no policy) trimmed by keepJobs count 1 is unlinked: the parent goes "
+             "to wait.",
              (flow(node(P, node("c1"))), add("x", job_id="x"), fetch(T + 100), fetch(T + 100),
               fail("c1"), fail("x", now=NOW + 1, keep_jobs={"count": 1})),
              ("removed-child",)),

@@ -74,8 +74,8 @@ def _other_parent_of(job_id: str) -> dict[str, Any]:
 def _cases() -> list[Case]:
     return [
         Case("parent-and-children",
-             "A parent with two children: the parent waits for both, the children wait; the "
-             "root's id is the result.",
+             "A parent with two children: it waits for both, they wait; the root's id is the "
+             "result.",
              (flow(node("p", node("c1"), node("c2"))),), ("flow-tree", "root-reply")),
         Case("chain",
              "root > mid > leaf: root and mid wait for children, mid is root's dependency, "
@@ -86,8 +86,8 @@ def _cases() -> list[Case]:
              (flow(node("p", node("c1", delay=5000, fpof=True), node("c2", priority=2))),),
              ("flow-tree",)),
         Case("completed-child-first",
-             "An existing completed child listed first: its value is recorded, and the parent "
-             "waits for the new child.",
+             "An existing completed child listed first is recorded; the parent waits for the new "
+             "child.",
              (flow(node("p", node("c1"), node("c2"))),), ("deferred-release",),
              given=completed_job("c1")),
         Case("all-children-completed",
@@ -97,24 +97,24 @@ def _cases() -> list[Case]:
                  "c2": completed_job("c2")["c2"],
                  "completed": {"zset": {"c1": T + 50, "c2": T + 50}}}),
         Case("child-of-another-parent",
-             "The only child already belongs to another existing parent: refused, and the "
-             "new parent stays in waiting-children with no dependency.",
+             "The only child belongs to another live parent: refused; the new parent waits with "
+             "no dependency.",
              (flow(node("p", node("c1"))),), ("attachment-failed",),
              given=_other_parent_of("c1")),
         Case("attachment-failed-blocks-release",
-             "c1 exists completed, c2 has another parent: c1 is recorded, c2 refused, and "
-             "the marked parent stays waiting with nothing pending.",
+             "c1 exists completed, c2 has another parent: c2 refused, the marked parent stays "
+             "waiting.",
              (flow(node("p", node("c1"), node("c2"))),), ("attachment-failed",
                                                            "deferred-release"),
              given=completed_job("c1") | _other_parent_of("c2")),
         Case("chain-leaf-completed",
-             "root > mid > leaf where leaf exists completed: mid records it and is released "
-             "at the end; root keeps waiting for mid.",
+             "root > mid > leaf, leaf exists completed: mid records it and is released; root "
+             "waits for mid.",
              (flow(node("root", node("mid", node("leaf")))),), ("deferred-release",),
              given=completed_job("leaf")),
         Case("root-exists",
-             "The root id exists already (waiting): the result is its id, the children join "
-             "it, and it stays where it was.",
+             "The root id exists (waiting): its id is the result, the children join it, it stays "
+             "where it was.",
              (flow(node("p", node("c1"))),), ("root-reply",),
              given={"p": {"hash": {"name": "p", "data": "{}", "opts": "{}",
                                    "timestamp": str(T), "delay": "0", "priority": "0"}},

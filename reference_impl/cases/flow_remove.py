@@ -60,8 +60,8 @@ def _cases() -> list[Case]:
              (flow(node(P, node("c1"))), RemoveJob(P, remove_children=False),
               fetch(T + 10), complete("c1")), ("remove-parent-alone",)),
         Case("parent-with-children",
-             "A parent with a processed and a pending child: the processed one goes, the "
-             "pending one releases the parent as it goes, then the parent.",
+             "A parent with a processed and a pending child: both go (the pending one releasing "
+             "it), then it.",
              (flow(node(P, node("c1"), node("c2"))), fetch(T + 10), complete("c1"),
               RemoveJob(P)), ("remove-parent",)),
         Case("parent-with-failed-child",
@@ -86,8 +86,8 @@ def _cases() -> list[Case]:
              (flow(node(P, node("c1"))), fetch(T + 10), RemoveJob(P, remove_children=False)),
              ("remove-locked", "remove-parent-alone")),
         Case("unprocessed",
-             "A processed and a pending child: the pending one goes, releasing the parent; "
-             "the processed one stays.",
+             "A processed and a pending child: the pending one goes, releasing the parent; the "
+             "other stays.",
              (flow(node(P, node("c1"), node("c2"))), fetch(T + 10), complete("c1"),
               RemoveUnprocessedChildren(P)), ("unprocessed",)),
         Case("unprocessed-locked",
