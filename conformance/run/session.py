@@ -263,7 +263,10 @@ class Run:
             self._next = runs.submit(later[:batch.BATCH_SIZE], protocol)
         self._judged_early.clear()  # verdicts never asked for (after -x stopped the run, say)
         verdicts = runs.verdicts(ticket)
-        self._judged_early.update(((id(v.vector), protocol), v) for v in verdicts[1:])
+        # Keyed by the vectors asked for: a verdict holds its vector bound to its queue
+        # (`conformance.run.binding`), another object when the vector names its queue.
+        self._judged_early.update(((id(vector), protocol), verdict)
+                                  for vector, verdict in zip(now[1:], verdicts[1:], strict=True))
         return verdicts[0]
 
     def close(self) -> None:
