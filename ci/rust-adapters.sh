@@ -5,10 +5,6 @@
 # Usage: ci/rust-adapters.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# One core for the builds, one for the steps running meanwhile (the installed suite's first of
-# all): with both cores, cargo slowed that step by minutes, and the builds have until the
-# releases step to finish.
-export CARGO_BUILD_JOBS=1
 python - <<'PY'
 from conformance.candidates.clients import rust
 
