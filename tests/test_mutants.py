@@ -90,6 +90,21 @@ def test_scripts_using_the_changed_files_are_the_affected_scripts(
                 mutants.affected_scripts(resolved, target), (source.name, mutant.name)
 
 
+def test_a_mutant_resolved_in_memory_is_the_mutant_written_out(
+        tmp_path: Path, official_scripts: Path) -> None:
+    # `mutants` writes no folder: each script made of a changed file is resolved from memory.
+    # It must be the text that the written mutant's folder resolves to, script by script.
+    for source in (LUA_DIR, official_scripts):
+        scripts = mutants.ScriptSet.read(source)
+        for mutant in CATALOG:
+            target = tmp_path / f"{source.name}-{mutant.name}"
+            mutants.write_mutant(source, target, mutant)
+            changed = mutants.mutate(scripts.texts, mutant, mutants.flavor_of(source))
+            in_memory = scripts.mutated(changed)
+            assert in_memory == mutants.resolved_scripts(target), (source.name, mutant.name)
+            assert in_memory != scripts.resolved
+
+
 def test_scripts_called_by_a_vector(all_vectors: list[Vector]) -> None:
     by_id = {v.id: v for v in all_vectors}
     assert mutants.scripts_called(by_id["pause/legacy-rename"]) >= {"pause"}

@@ -181,6 +181,31 @@ def test_a_signal_between_two_forks_leaves_no_child_behind(
     assert forked and not survivors(set(forked), grace=0.5)
 
 
+def test_the_children_are_held_before_start_returns(run: Run,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The plugin holds `into` before the call: a signal that lands as start() returns (after
+    # the last fork, before the caller's assignment) still finds every child there to stop.
+    monkeypatch.setattr(children.os, "cpu_count", lambda: 2)
+    held = children.PropertiesChildren([], {})
+    fork = multiprocessing.get_context("fork").Process
+    original = fork.start
+    seen: list[int] = []
+
+    def start_and_count(self: Any) -> None:
+        original(self)
+        assert self.pid is not None
+        seen.append(self.pid)
+
+    monkeypatch.setattr(fork, "start", start_and_count)
+    try:
+        assert children.start(run, [("a", 400, 1), ("b", 400, 2)], into=held) is held
+        assert [child.process.pid for child in held.children] == seen and len(seen) == 2
+        assert set(held.by_item) == {"a", "b"}
+    finally:
+        held.stop()
+    assert not survivors(set(seen), grace=0.5)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_the_child_too(signum: int) -> None:

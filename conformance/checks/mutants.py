@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -240,6 +239,41 @@ def older_variants(vectors: Iterable[Vector]) -> dict[str, list[Vector]]:
     return found
 
 
+@dataclass(frozen=True)
+class ScriptSet:
+    """A directory's scripts, read and resolved once, so that a mutant of them is resolved in
+    memory: only the scripts made of a file it changes are resolved again, and nothing is
+    written (a folder per mutant cost more than running most mutants)."""
+
+    source: Path
+    #: Every `*.lua` file, by path relative to `source` (`read_scripts`).
+    texts: dict[str, str]
+    #: Each top-level script, by file name: the files it is made of (`script_files`).
+    files: dict[str, frozenset[str]]
+    #: Each top-level script's resolved text, by file name (`resolved_scripts`).
+    resolved: dict[str, str]
+
+    @classmethod
+    def read(cls, source: Path) -> ScriptSet:
+        """The scripts of `source`."""
+        return cls(source, read_scripts(source), script_files(source), resolved_scripts(source))
+
+    def mutated(self, changed: dict[str, str]) -> dict[str, str]:
+        """Every top-level script's resolved text, by file name, with the `changed` files (by
+        path relative to `source`, as `mutate` gives them) in place of theirs."""
+        root = self.source.resolve()
+
+        def read(path: Path) -> str:
+            name = str(path.relative_to(root))
+            return changed.get(name, self.texts[name])
+
+        texts = dict(self.resolved)
+        for name, made_of in self.files.items():
+            if made_of & changed.keys():
+                texts[name] = resolve(self.source / name, read)
+        return texts
+
+
 class MutationRun:
     """Runs mutants against one scripts directory on one Redis client."""
 
@@ -265,7 +299,8 @@ class MutationRun:
         self._by_id = {vector.id: vector for vector in vectors}
         self._baseline = ScriptsCandidate(source, "baseline")
         self._baseline_ok: dict[str, bool] = {}
-        self._files = script_files(source)
+        self._scripts = ScriptSet.read(source)
+        self._files = self._scripts.files
         self._calls = {vector.id: scripts_called(vector) for vector in vectors}
 
     def _passes_unmutated(self, vector: Vector) -> bool:
@@ -277,30 +312,28 @@ class MutationRun:
                 self.excluded.append(vector.id)
         return self._baseline_ok[vector.id]
 
-    def run(self, mutant: Mutant, workdir: Path) -> MutantResult:
-        """Apply `mutant` to a copy under `workdir` and run vectors until one catches it."""
+    def run(self, mutant: Mutant) -> MutantResult:
+        """Apply `mutant` to the scripts (in memory: nothing is written) and run vectors
+        until one catches it."""
         started = time.perf_counter()
-        target = workdir / mutant.name
-        changed = write_mutant(self.source, target, mutant)
-        candidate = ScriptsCandidate(target, f"mutant:{mutant.name}")
+        changed = mutate(self._scripts.texts, mutant, flavor_of(self.source))
+        candidate = ScriptsCandidate(self.source, f"mutant:{mutant.name}",
+                                     texts=self._scripts.mutated(changed))
         killer: Vector | None = None
-        try:
-            affected = scripts_using(self._files, changed)
-            order = [v for v in dict((v.id, v) for v in sorted(
-                [*self._killers, *self.vectors], key=lambda v: not self._calls[v.id] & affected)
-            ).values() if self._baseline_ok.get(v.id) is not False]
-            for batch in batches(order):
-                verdicts = run_vectors(batch, candidate, self.client, self.profile, self.names,
-                                       self.server, protocol=self.protocol)
-                killer = next((self._by_id[verdict.vector.id] for verdict in verdicts
-                               if verdict.outcome.failing
-                               and self._passes_unmutated(self._by_id[verdict.vector.id])),
-                              None)
-                if killer is not None:
-                    break
-            older = self._older_match(killer, candidate) if killer is not None else None
-        finally:
-            shutil.rmtree(target, ignore_errors=True)
+        affected = scripts_using(self._files, changed)
+        order = [v for v in dict((v.id, v) for v in sorted(
+            [*self._killers, *self.vectors], key=lambda v: not self._calls[v.id] & affected)
+        ).values() if self._baseline_ok.get(v.id) is not False]
+        for batch in batches(order):
+            verdicts = run_vectors(batch, candidate, self.client, self.profile, self.names,
+                                   self.server, protocol=self.protocol)
+            killer = next((self._by_id[verdict.vector.id] for verdict in verdicts
+                           if verdict.outcome.failing
+                           and self._passes_unmutated(self._by_id[verdict.vector.id])),
+                          None)
+            if killer is not None:
+                break
+        older = self._older_match(killer, candidate) if killer is not None else None
         if killer is not None and killer not in self._killers \
                 and vector_cost(killer) <= CHEAP_KILLER_COST:
             self._killers = sorted([*self._killers, killer], key=vector_cost)
@@ -409,7 +442,7 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
     width = max(len(m.name) for m in catalog)
     dwidth = max(len(m.defect) for m in catalog)
     results: list[MutantResult] = []
-    with provision(args.redis) as server, tempfile.TemporaryDirectory() as tmp:
+    with provision(args.redis) as server:
         print(f"bullmq-conformance mutants: {len(catalog)} mutants of {source} "
               f"({flavor_of(source)}), {len(vectors)} vectors of protocol "
               f"{versions.text(protocol)}, profile {profile.name}, "
@@ -419,7 +452,7 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
                           protocol)
         try:
             for mutant in catalog:
-                result = run.run(mutant, Path(tmp))
+                result = run.run(mutant)
                 results.append(result)
                 status = "killed" if result.killed else "SURVIVED"
                 print(f"  {mutant.name:<{width}}  {mutant.defect:<{dwidth}}  {status:<8}  "

@@ -391,7 +391,11 @@ class ConformanceRun:
         if shards and self.stopped is None and not xdist and not self.config.option.collectonly:
             from conformance.properties import children
 
-            self.properties_children = children.start(self.run, shards)
+            # Held before the fork: sessionfinish stops what it holds, even after a signal
+            # that lands as start() returns.
+            self.properties_children = children.PropertiesChildren([], {})
+            if children.start(self.run, shards, into=self.properties_children) is None:
+                self.properties_children = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:

@@ -91,16 +91,20 @@ def usable(run: Run) -> bool:
     return batch.pipelined(run.candidate, run.server) and sys.platform.startswith("linux")
 
 
-def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> PropertiesChildren | None:
+def start(run: Run, shards: Sequence[tuple[str, int, int]],
+          into: PropertiesChildren | None = None) -> PropertiesChildren | None:
     """Fork the children for `shards` (name, examples, seed each): one per CPU at most, each
-    checking its share in order. None when `run` does not allow them."""
+    checking its share in order. None when `run` does not allow them.
+
+    `into`: where each child is put as soon as it is forked (returned). A caller that must
+    stop the children whatever happens holds it before the call: a signal that lands between
+    this function's return and the caller's assignment would otherwise leave them unstopped."""
     if not shards or not usable(run):
         return None
+    started = into if into is not None else PropertiesChildren([], {})
     count = max(1, min(len(shards), os.cpu_count() or 1))
     for stream in (sys.stdout, sys.stderr):  # else a child would write their buffers again
         stream.flush()
-    children: list[_Child] = []
-    by_item: dict[str, _Child] = {}
     # A signal that arrived between a fork and the append below would raise in this loop and
     # leave a child no one stops. So the caught signals are only noted while the children are
     # forked, and raised again once every child is on the list; the children started so far
@@ -120,17 +124,17 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]]) -> PropertiesChildre
                     daemon=True)
                 process.start()
                 sending.close()
-                children.append(_Child(process, receiving))
-                by_item |= {name: children[-1] for name, _, _ in share}
+                started.children.append(_Child(process, receiving))
+                started.by_item |= {name: started.children[-1] for name, _, _ in share}
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             for number in dict.fromkeys(noted):
                 signal.raise_signal(number)
     except BaseException:
-        PropertiesChildren(children, by_item).stop()
+        started.stop()
         raise
-    return PropertiesChildren(children, by_item)
+    return started
 
 
 def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],

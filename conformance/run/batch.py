@@ -2,7 +2,8 @@
 in pipelined batches on a server the suite started (`pipelined`).
 
 Every vector runs in its own queue, and a script call's KEYS and ARGV depend only on its op and
-queue (`ScriptsCandidate.plan`), never on an earlier reply. So a batch of up to BATCH_SIZE
+queue (`ScriptsCandidate.plan`: one call per op, or addFlow's several, whose result is its first
+call's reply), never on an earlier reply. So a batch of up to BATCH_SIZE
 vectors takes two round trips: SCRIPT EXISTS for the scripts it calls, then one pipeline
 (`_one_round_trip`) with our CLIENT ID (when verdicts are held against the server), SCRIPT LOAD
 of the scripts Redis lacks, every vector's seed and ops in order, and last one `READ_KEYS` call
@@ -71,6 +72,7 @@ from conformance.servers import ServerInfo, health
 from conformance.state import snapshot
 from conformance.vectors import Vector
 from reference_impl.keys import KeyProfile
+from reference_impl.ops import Result
 from reference_impl.versions import Version
 
 #: Vectors per batch: enough to amortize the round trips, few enough that a batch stays well
@@ -98,7 +100,22 @@ class _Planned:
     index: int
     vector: Vector
     queue: QueueRef
-    calls: tuple[ScriptCall, ...]
+    #: Each op's script calls (`ScriptsCandidate.plan`): one, or addFlow's several.
+    ops: tuple[tuple[ScriptCall, ...], ...]
+
+    @property
+    def calls(self) -> tuple[ScriptCall, ...]:
+        """Every script call of the vector, in the order sent."""
+        return tuple(call for calls in self.ops for call in calls)
+
+    def results(self, replies: list[object]) -> list[Result]:
+        """Each op's result from the replies to `calls`: its first call's (addFlow's root)."""
+        results: list[Result] = []
+        at = 0
+        for calls in self.ops:
+            results.append(calls[0].finish(replies[at]))
+            at += len(calls)
+        return results
 
 
 def run_vectors(vectors: Sequence[Vector], candidate: Candidate, client: redis.Redis,
@@ -270,9 +287,7 @@ class Batches:
             serial += [run.index for run in ticket.planned]
         else:
             for (run, op_replies), snap in zip(fetched.ran, fetched.snaps, strict=True):
-                results = [call.finish(reply)
-                           for call, reply in zip(run.calls, op_replies, strict=True)]
-                done[run.index] = judged(run.vector, results, snap, run.queue)
+                done[run.index] = judged(run.vector, run.results(op_replies), snap, run.queue)
             finished = {run.index for run, _ in fetched.ran}
             serial += [run.index for run in ticket.planned if run.index not in finished]
             failing = [i for i in sorted(finished) if done[i].outcome.failing]
@@ -425,11 +440,11 @@ def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyPr
         queue = QueueRef(profile, names.next(), protocol)
         vector = binding.bound(vector, queue)
         try:
-            calls = tuple(candidate.plan(queue, op) for op in vector.when)
+            ops = tuple(candidate.plan(queue, op) for op in vector.when)
         except CandidateError:  # a missing script: the serial path says which op needs it
             serial.append(index)
             continue
-        planned.append(_Planned(index, vector, queue, calls))
+        planned.append(_Planned(index, vector, queue, ops))
     return Ticket(vectors, protocol, done, serial, planned)
 
 

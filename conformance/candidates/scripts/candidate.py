@@ -229,9 +229,12 @@ class ScriptsCandidate:
     """A directory of BullMQ-convention scripts (ours in `lua/`, or an official release's)."""
 
     def __init__(self, directory: Path, label: str | None = None,
-                 limit: float = ADAPTER_TIMEOUT_S) -> None:
+                 limit: float = ADAPTER_TIMEOUT_S,
+                 texts: Mapping[str, str] | None = None) -> None:
         """Raises UsageError when `directory` holds none of the scripts (`check_directory`).
-        `limit`: seconds a script call may run (raised above the server's busy threshold)."""
+        `limit`: seconds a script call may run (raised above the server's busy threshold).
+        `texts`: resolved script texts by file name, sent in place of what the directory's
+        files would give (a mutant of the directory, which `mutants` keeps in memory)."""
         check_directory(directory)
         old = pre_5_files(directory)
         if old:
@@ -240,6 +243,7 @@ class ScriptsCandidate:
                              f"({versions.text(versions.EARLIEST)})")
         self.directory = directory
         self._label = label or f"scripts:{directory}"
+        self._given = dict(texts or {})
         self._texts: dict[str, str] = {}
         self._shas: dict[str, str] = {}
         self._layouts: dict[str, Layout] = {}
@@ -306,7 +310,9 @@ class ScriptsCandidate:
                         f"{takes} KEYS only") if others else ""
                 raise CandidateError(f"missing script {wanted.file_name} in {self.directory}"
                                      f"{hint}")
-            self._texts[name] = resolve(self.directory / layout.file_name)
+            given = self._given.get(layout.file_name)
+            self._texts[name] = (given if given is not None
+                                 else resolve(self.directory / layout.file_name))
             self._shas[name] = script_sha(self._texts[name])
             self._layouts[name] = layout
         return self._layouts[name]
@@ -366,21 +372,24 @@ class ScriptsCandidate:
         """Run the script for one op and normalize the reply."""
         if isinstance(op, AddFlow):
             return self._apply_flow(client, queue, op)
-        call = self.plan(queue, op)
+        (call,) = self.plan(queue, op)
         reply = self._call(client, queue, call.name, list(call.args), job_id=call.job_id,
                            swap=call.swap, fill=call.fill)
         return call.finish(reply)
 
-    def plan(self, queue: QueueRef, op: Op) -> ScriptCall:
-        """The one script call `op` makes on `queue`, and how its raw reply becomes the op's
-        result; nothing is sent. Raises CandidateError for a missing script, and for addFlow,
-        which makes several calls (the batched driver then runs its vector serially).
+    def plan(self, queue: QueueRef, op: Op) -> tuple[ScriptCall, ...]:
+        """The script calls `op` makes on `queue`, in order, and how the first one's raw reply
+        becomes the op's result; nothing is sent. One call for every op but addFlow, whose
+        result is its root's reply (`flow_calls`). Raises CandidateError for a missing script.
 
-        Every other op is one call whose KEYS and ARGV depend on the op and the queue alone,
-        never on an earlier reply: the calls of many vectors may share a pipeline.
+        The calls' KEYS and ARGV depend on the op and the queue alone, never on an earlier
+        reply: the calls of many vectors may share a pipeline.
         """
         if isinstance(op, AddFlow):
-            raise CandidateError("addFlow makes several script calls: run serially")
+            return tuple(self.flow_calls(queue, op))
+        return (self._plan_one(queue, op),)
+
+    def _plan_one(self, queue: QueueRef, op: Op) -> ScriptCall:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return handler(self, queue, op)

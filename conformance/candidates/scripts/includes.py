@@ -9,6 +9,7 @@ file, a cycle, or the same file included twice by one file is an error. Already-
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.core.errors import CandidateError
@@ -23,20 +24,27 @@ def _target(including: Path, name: str) -> Path:
     return path.resolve()
 
 
-def resolve(path: Path) -> str:
-    """The text of `path` with every include inlined."""
-    return resolve_with_files(path)[0]
+def resolve(path: Path, read: Callable[[Path], str] | None = None) -> str:
+    """The text of `path` with every include inlined (`read`: as in `resolve_with_files`)."""
+    return resolve_with_files(path, read)[0]
 
 
-def resolve_with_files(path: Path) -> tuple[str, frozenset[Path]]:
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def resolve_with_files(path: Path, read: Callable[[Path], str] | None = None
+                       ) -> tuple[str, frozenset[Path]]:
     """The text of `path` with every include inlined, and every file it was made of (`path`
-    itself included), resolved."""
+    itself included), resolved. `read`: how a file's text is read, given its resolved path
+    (the file itself by default; a mutant's changed files come from memory)."""
+    reader = read or _read
     emitted: set[Path] = set()
     out: list[str] = []
 
     def visit(current: Path, stack: tuple[Path, ...]) -> None:
         try:
-            text = current.read_text(encoding="utf-8")
+            text = reader(current)
         except OSError as exc:
             via = f" (included from {stack[-1].name})" if stack else ""
             raise CandidateError(f"cannot read {current}{via}: {exc.strerror}") from None
