@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reference_impl.form import form_to_store, store_to_form
-from reference_impl.keys import PROFILES
+from reference_impl.keys import PROFILES, QUEUE2_REF, QUEUE_REF
 from reference_impl.model import QueueModel
-from reference_impl.ops import Op
+from reference_impl.ops import Step, step_parts
 from reference_impl.versions import CURRENT, Version
 from reference_impl.worker_ops import result_form
 
@@ -38,16 +38,39 @@ def expected_keys(written: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted({**written, "meta": client_meta(written.get("meta"))}.items()))
 
 
-def expect_for(given: Mapping[str, Any], when: Iterable[Op], *, profile: str | None = None,
+def split_keys(given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A vector's keys in vector form: its own queue's, and its second queue's (named
+    `<q2>:<suffix>`) by suffix."""
+    head = f"{QUEUE2_REF}:"
+    own = {name: entry for name, entry in given.items() if not name.startswith(head)}
+    other = {name[len(head):]: entry for name, entry in given.items() if name.startswith(head)}
+    return own, other
+
+
+def expect_for(given: Mapping[str, Any], when: Iterable[Step], *, profile: str | None = None,
                one_slot: bool = False, protocol: Version = CURRENT) -> dict[str, Any]:
     """Run ops on a seeded queue through the model at `protocol`; return a vector's `expect`.
 
     `profile` adds the full `key_names` of that key profile; `one_slot` the one-slot check.
     """
-    model = QueueModel(form_to_store(dict(given)), protocol)
-    returns = [result_form(model.apply(op)) for op in when]
+    steps = [step_parts(step) for step in when]
+    own, other = split_keys(given)
+    model = QueueModel(form_to_store(own), protocol)
+    second: QueueModel | None = None
+    models = {QUEUE_REF: model}
+    if other or any(queue is not None for queue, _ in steps) or QUEUE2_REF in repr(
+            (given, list(when))):
+        second = QueueModel(form_to_store(other), protocol, ref=QUEUE2_REF)
+        model.join(second)
+        models[QUEUE2_REF] = second
+    returns = [result_form(models[queue or QUEUE_REF].apply(op)) for queue, op in steps]
     written = store_to_form(model.store)
-    expect: dict[str, Any] = {"returns": returns, "keys": expected_keys(written)}
+    keys = expected_keys(written)
+    if second is not None:
+        keys = dict(sorted({**keys, **{f"{QUEUE2_REF}:{suffix}": entry for suffix, entry
+                                       in expected_keys(store_to_form(second.store)).items()}
+                            }.items()))
+    expect: dict[str, Any] = {"returns": returns, "keys": keys}
     if profile is not None:
         expect["key_names"] = sorted(PROFILES[profile].key(QUEUE_PLACEHOLDER, s)
                                      for s in written)

@@ -147,8 +147,7 @@ def _remove_trimmed(model: QueueCore, job_id: str) -> None:
     """removeJob (soft): a trimmed child still pending for an existing parent is unlinked
     first (a failed one without a policy), then its keys go."""
     parent_key = model.store.hget(job_id, "parentKey")
-    if isinstance(parent_key, str) and parent_key and model.store.exists(
-            flows.local_id(parent_key)):
+    if isinstance(parent_key, str) and parent_key and flows.parent_exists(model, parent_key):
         flows.unlink_removed_child(model, job_id, parent_key)
     remove_job_keys(model, job_id)
 

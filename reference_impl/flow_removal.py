@@ -60,7 +60,7 @@ def _locked(model: QueueCore, job_id: str, children: bool) -> bool:
         return True
     if not children:
         return False
-    return any(_locked(model, flows.local_id(key), children)
+    return any(_locked(*model.locate(key), children)
                for key in model.store.smembers(f"{job_id}:dependencies"))
 
 
@@ -74,7 +74,7 @@ def _remove(model: QueueCore, job_id: str, parent_key: str | None, opts: _Option
         flows.unlink_removed_child(model, job_id, parent_key)
     else:
         own = store.hget(job_id, "parentKey")
-        if isinstance(own, str) and own and store.exists(flows.local_id(own)):
+        if isinstance(own, str) and own and flows.parent_exists(model, own):
             flows.unlink_removed_child(model, job_id, own)
     if opts.children:
         _remove_children(model, job_id, opts)
@@ -97,14 +97,11 @@ def _remove_children(model: QueueCore, job_id: str, opts: _Options) -> None:
         keys += list(store.hgetall(f"{job_id}:processed"))
         keys += list(store.hgetall(f"{job_id}:failed"))
         keys += [member for member, _ in store.zrange(f"{job_id}:unsuccessful")]
+    # A child may live in another queue: it is removed there.
     for key in keys:
-        _remove(model, flows.local_id(key), _parent_key(job_id), opts)
+        _remove(*model.locate(key), model.job_key(job_id), opts)
     for key in store.smembers(f"{job_id}:dependencies"):
-        _remove(model, flows.local_id(key), _parent_key(job_id), opts)
-
-
-def _parent_key(job_id: str) -> str:
-    return flows.own_key(job_id)
+        _remove(*model.locate(key), model.job_key(job_id), opts)
 
 
 def _leave_state(model: QueueCore, job_id: str) -> str:

@@ -11,8 +11,9 @@ of the finishing call.
 
 In vectors a queue's qualified name is written `QUEUE_REF` (`<q>`); the runner puts the real
 name in before seeding and applying, so keys such as `<q>:1` stay the same under every key
-profile. The model follows parents in its own queue; a parent elsewhere raises
-NotImplementedError.
+profile. A flow may span two queues (`<q>` and `<q2>`, `QueueCore.world`): every step on a
+parent runs on the parent's queue (its keys, its meta, its marker, its events), as the scripts
+build them from the parent's queue key.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reference_impl import versions
-from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import Add, AddFlow, AddParentJob
 from reference_impl.queue_core import JOB_HAS_FAILED_CHILDREN, JOB_NOT_EXIST, JOB_NOT_IN_STATE
 from reference_impl.store import JsonText
@@ -67,34 +67,46 @@ def parent_link(opts: Mapping[str, Any]) -> ParentLink | None:
     return ParentLink(key, f"{key}:dependencies", record)
 
 
-def flow_entries(op: AddFlow, queue: str) -> list[Add | AddParentJob]:
+@dataclass(frozen=True)
+class FlowEntry:
+    """One add of a flow: the qualified name (or ref) of the queue it goes to, and the add."""
+
+    queue: str
+    op: Add | AddParentJob
+
+
+def flow_entries(op: AddFlow, queue: str) -> list[FlowEntry]:
     """The adds FlowProducer.add sends for `op.flow`, in its order: the root, then each level
     of the tree left to right (a node's children are queued after its whole level; this is
     the Node client's order for trees of two levels and for chains). `queue` is the qualified
-    name the nodes live in; each child's opts get `parent` = {id, queue} of its node."""
-    entries: list[Add | AddParentJob] = []
-    level: list[tuple[Mapping[str, Any], str | None]] = [(op.flow, None)]
+    name of the op's queue, where the root lives and every node without a `queue` of its own
+    (a child in another queue names it, `<q2>` in vectors); each child's opts get `parent` =
+    {id, queue} of its node."""
+    entries: list[FlowEntry] = []
+    level: list[tuple[Mapping[str, Any], FlowEntry | None]] = [(op.flow, None)]
     while level:
-        below: list[tuple[Mapping[str, Any], str | None]] = []
-        for node, parent_id in level:
+        below: list[tuple[Mapping[str, Any], FlowEntry | None]] = []
+        for node, parent in level:
             opts = dict(node.get("opts", {}))
-            if parent_id is not None:
-                opts["parent"] = {"id": parent_id, "queue": queue}
+            if parent is not None:
+                opts["parent"] = {"id": parent.op.job_id, "queue": parent.queue}
             children = node.get("children", ())
             kind = AddParentJob if children else Add
-            entries.append(kind(node["name"], op.timestamp, node.get("data", {}), opts,
-                                node["jobId"]))
-            below += [(child, node["jobId"]) for child in children]
+            entry = FlowEntry(str(node.get("queue", queue)) if parent is not None else queue,
+                              kind(node["name"], op.timestamp, node.get("data", {}), opts,
+                                   node["jobId"]))
+            entries.append(entry)
+            below += [(child, entry) for child in children]
         level = below
     return entries
 
 
-def flow_parents(entries: list[Add | AddParentJob]) -> list[ParentLink]:
+def flow_parents(entries: list[FlowEntry]) -> list[ParentLink]:
     """The parents a flow's entries name, each once, in the order of their first child: the
     ones FlowProducer asks to release once every entry is in."""
     seen: dict[str, ParentLink] = {}
     for entry in entries:
-        link = parent_link(entry.opts)
+        link = parent_link(entry.op.opts)
         if link is not None and link.key not in seen:
             seen[link.key] = link
     return list(seen.values())
@@ -104,24 +116,17 @@ def release_after_flow(model: QueueCore, link: ParentLink, now: int) -> None:
     """releaseParentIfNoPendingDependencies: a parent a child could not attach to
     (`flowAttachmentFailed`) loses the mark and stays; any other is released when nothing
     is pending."""
-    parent_id = local_id(link.key)
-    if model.store.hget(parent_id, FLOW_ATTACHMENT_FAILED) is not None:
-        model.store.hdel(parent_id, FLOW_ATTACHMENT_FAILED)
+    parent, parent_id = model.locate(link.key)
+    if parent.store.hget(parent_id, FLOW_ATTACHMENT_FAILED) is not None:
+        parent.store.hdel(parent_id, FLOW_ATTACHMENT_FAILED)
         return
-    release_if_no_pending(model, parent_id, now)
+    release_if_no_pending(parent, parent_id, now)
 
 
-def own_key(job_id: str) -> str:
-    """A job of the modelled queue by its full key, as the scripts write it into sets."""
-    return f"{QUEUE_REF}:{job_id}"
-
-
-def local_id(key: str) -> str:
-    """The job id of a key of the modelled queue (`<q>:<id>`)."""
-    head = f"{QUEUE_REF}:"
-    if not key.startswith(head):
-        raise NotImplementedError(f"the model follows parents in its own queue only: {key!r}")
-    return key[len(head):]
+def parent_exists(model: QueueCore, key: str) -> bool:
+    """Whether the job of a full key (a parent's, `<q>:<id>`) has its hash."""
+    parent, parent_id = model.locate(key)
+    return parent.store.exists(parent_id)
 
 
 def stored_record(model: QueueCore, job_id: str) -> dict[str, Any] | None:
@@ -140,7 +145,8 @@ def record_text(record: Mapping[str, Any]) -> JsonText:
 
 def add_child(model: QueueCore, link: ParentLink, job_id: str) -> None:
     """The add scripts' last step: the child's full key joins the parent's dependencies."""
-    model.store.sadd(f"{local_id(link.key)}:dependencies", own_key(job_id))
+    parent, parent_id = model.locate(link.key)
+    parent.store.sadd(f"{parent_id}:dependencies", model.job_key(job_id))
 
 
 def duplicated(model: QueueCore, job_id: str, link: ParentLink | None, now: int,
@@ -152,13 +158,14 @@ def duplicated(model: QueueCore, job_id: str, link: ParentLink | None, now: int,
     store = model.store
     existed = store.hget(job_id, "parentKey")
     gone = model.since(versions.FLOW_DEFERRED_RELEASE) and existed is not None \
-        and not store.exists(local_id(str(existed)))
+        and not parent_exists(model, str(existed))
     if existed is None or existed == (link.key if link else None) or gone:
         if link is not None:
             _adopt(model, job_id, link, now, defer)
-    elif link is not None and store.exists(local_id(str(existed))):
+    elif link is not None and parent_exists(model, str(existed)):
         if defer:
-            store.hset(local_id(link.key), FLOW_ATTACHMENT_FAILED, "1")
+            parent, parent_id = model.locate(link.key)
+            parent.store.hset(parent_id, FLOW_ATTACHMENT_FAILED, "1")
         return PARENT_JOB_CANNOT_BE_REPLACED
     model.event("event", "duplicated", "jobId", job_id)
     return job_id
@@ -169,16 +176,16 @@ def _adopt(model: QueueCore, job_id: str, link: ParentLink, now: int, defer: boo
     value; unless `defer`, a flow insert's, the parent is released when nothing else is
     pending); any other joins the dependencies. The job then names the new parent."""
     store = model.store
-    parent_id = local_id(link.key)
+    parent, parent_id = model.locate(link.key)
     if store.zscore("completed", job_id) is not None:
         value = store.hget(job_id, "returnvalue")
         if value is None:
             raise NotImplementedError("HSET of a nil returnvalue is a Lua error")
-        store.hset(f"{parent_id}:processed", own_key(job_id), value)
+        parent.store.hset(f"{parent_id}:processed", model.job_key(job_id), value)
         if not defer:
-            release_if_no_pending(model, parent_id, now)
+            release_if_no_pending(parent, parent_id, now)
     else:
-        store.sadd(f"{parent_id}:dependencies", own_key(job_id))
+        parent.store.sadd(f"{parent_id}:dependencies", model.job_key(job_id))
     store.hset(job_id, "parentKey", link.key)
     store.hset(job_id, "parent", record_text(link.record))
 
@@ -232,11 +239,11 @@ def child_completed(model: QueueCore, parent_key: str, job_id: str, value: str,
     """A completed child: when it was still a dependency, its return value goes into the
     parent's `:processed` under the child's key, and the parent is released if it was the
     last one."""
-    parent_id = local_id(parent_key)
-    child = own_key(job_id)
-    if model.store.srem(f"{parent_id}:dependencies", child):
-        model.store.hset(f"{parent_id}:processed", child, value)
-        release_if_no_pending(model, parent_id, now)
+    parent, parent_id = model.locate(parent_key)
+    child = model.job_key(job_id)
+    if parent.store.srem(f"{parent_id}:dependencies", child):
+        parent.store.hset(f"{parent_id}:processed", child, value)
+        release_if_no_pending(parent, parent_id, now)
 
 
 def child_failed(model: QueueCore, record: Mapping[str, Any], job_id: str, reason: str,
@@ -244,21 +251,21 @@ def child_failed(model: QueueCore, record: Mapping[str, Any], job_id: str, reaso
     """moveChildFromDependenciesIfNeeded: a failed child acts by its stored record alone;
     fpof wins over cpof, cpof over idof/rdof. Without a flag, or when the child is no longer
     a dependency, nothing happens to the parent."""
-    parent_id = local_id(f"{record['queueKey']}:{record['id']}")
-    child = own_key(job_id)
-    store = model.store
+    parent, parent_id = model.locate(f"{record['queueKey']}:{record['id']}")
+    child = model.job_key(job_id)
+    store = parent.store
     if not any(record.get(flag) for flag in POLICY_FLAGS):
         return
     if not store.srem(f"{parent_id}:dependencies", child):
         return
     if record.get("fpof"):
         store.zadd(f"{parent_id}:unsuccessful", now, child)
-        _fail_parent(model, parent_id, child, now)
+        _fail_parent(parent, parent_id, child, now)
     elif record.get("cpof"):
         store.hset(f"{parent_id}:failed", child, reason)
-        release_if_waiting(model, parent_id, now)
+        release_if_waiting(parent, parent_id, now)
     else:
-        release_if_no_pending(model, parent_id, now)
+        release_if_no_pending(parent, parent_id, now)
         if record.get("idof"):
             store.hset(f"{parent_id}:failed", child, reason)
 
@@ -267,15 +274,15 @@ def unlink_removed_child(model: QueueCore, job_id: str, parent_key: str) -> bool
     """removeParentDependencyKey, soft (a finished child deleted at once, keepJobs count 0):
     a child still pending leaves `:dependencies`; when it was the last, a parent waiting for
     children goes to the head of wait, whatever its priority or delay, with `waiting`."""
-    parent_id = local_id(parent_key)
-    store = model.store
-    if not store.srem(f"{parent_id}:dependencies", own_key(job_id)):
+    parent, parent_id = model.locate(parent_key)
+    store = parent.store
+    if not store.srem(f"{parent_id}:dependencies", model.job_key(job_id)):
         return False
     if store.scard(f"{parent_id}:dependencies") == 0 and store.zrem("waiting-children",
                                                                    parent_id):
         store.rpush("wait", parent_id)
-        model.base_marker(model.paused_or_maxed())
-        model.event("event", "waiting", "jobId", parent_id, "prev", "waiting-children")
+        parent.base_marker(parent.paused_or_maxed())
+        parent.event("event", "waiting", "jobId", parent_id, "prev", "waiting-children")
     return True
 
 
@@ -347,7 +354,7 @@ def remove_child_dependency(model: QueueCore, op: RemoveChildDependency) -> int:
     store = model.store
     if not store.exists(op.job_id):
         return JOB_NOT_EXIST
-    if not store.exists(local_id(op.parent_key)):
+    if not parent_exists(model, op.parent_key):
         return PARENT_JOB_NOT_EXIST
     if not unlink_removed_child(model, op.job_id, op.parent_key):
         return 1

@@ -21,7 +21,7 @@ import reference_impl
 from reference_impl import versions
 from reference_impl.cases import Area, Case, Flag
 from reference_impl.expected import expect_for
-from reference_impl.ops import op_to_dict
+from reference_impl.ops import step_to_dict
 from reference_impl.versions import Range
 
 SCHEMA_VERSION = 3
@@ -79,7 +79,7 @@ def _test(area: Area, case: Case, span: Range, expect: dict[str, Any]) -> dict[s
     if case.needs:
         test["needs"] = list(case.needs)
     test["given"] = dict(case.given)
-    test["when"] = [op_to_dict(op) for op in case.when]
+    test["when"] = [step_to_dict(step) for step in case.when]
     test["expect"] = expect
     return test
 

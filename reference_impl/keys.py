@@ -28,6 +28,11 @@ QUEUE_SUFFIXES: tuple[str, ...] = (
 #: A vector's queue in values: its qualified name, `<prefix>:<queue>` (BASE without its last
 #: colon), which the runner puts in before a vector runs. Parent keys are `<q>:<id>`.
 QUEUE_REF = "<q>"
+#: A vector's second queue (flows across queues), written as `QUEUE_REF` is; its keys are
+#: named `<q2>:<suffix>` in the vector's `given` and `expect.keys`.
+QUEUE2_REF = "<q2>"
+#: Every queue a vector may name, the vector's own first.
+QUEUE_REFS = (QUEUE_REF, QUEUE2_REF)
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,19 @@ class KeyProfile:
     def job_key(self, queue: str, job_id: str) -> str:
         """The job hash key `BASE .. jobId`."""
         return self.base(queue) + job_id
+
+    def queue_of(self, qualified: str) -> str:
+        """The queue name of a qualified name (`<prefix>:<queue>`, BASE without its last
+        colon): what a flow node in another queue names, back to the name a client takes."""
+        head = f"{self.prefix}:"
+        if not qualified.startswith(head):
+            raise ValueError(f"{qualified!r} is not a queue of prefix {self.prefix!r}")
+        part = qualified[len(head):]
+        if self.hash_tag:
+            if not (part.startswith("{") and part.endswith("}")):
+                raise ValueError(f"{qualified!r} lacks the hash tag of profile {self.name}")
+            part = part[1:-1]
+        return part
 
 
 BULLMQ = KeyProfile("bullmq", "bull")

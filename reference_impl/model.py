@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from reference_impl import (
     finish,
@@ -17,7 +17,6 @@ from reference_impl import (
     scores,
     versions,
 )
-from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import (
     Add,
     AddFlow,
@@ -128,8 +127,10 @@ class QueueModel(QueueCore):
         """FlowProducer.add: every entry (`flows.flow_entries`), with the deferred release
         from 6.5.1, then each parent's release check; the root's reply."""
         defer = self.since(versions.FLOW_DEFERRED_RELEASE)
-        entries = flows.flow_entries(op, QUEUE_REF)
-        replies = [self.add(entry, defer) for entry in entries]
+        entries = flows.flow_entries(op, self.ref)
+        # every queue of a vector's world is a QueueModel (`expected.expect_for` builds them)
+        replies = [cast(QueueModel, self.world[entry.queue]).add(entry.op, defer)
+                   for entry in entries]
         if defer:
             for link in flows.flow_parents(entries):
                 flows.release_after_flow(self, link, op.timestamp)
@@ -142,7 +143,7 @@ class QueueModel(QueueCore):
         link = flows.parent_link(op.opts)
         if link is not None and op.opts.get("de"):
             raise NotImplementedError("Node refuses deduplication with a parent")
-        if link is not None and not self.store.exists(flows.local_id(link.key)):
+        if link is not None and not flows.parent_exists(self, link.key):
             return flows.PARENT_JOB_NOT_EXIST
         counter = self.store.incr("id")
         job_id = op.job_id if op.job_id else str(counter)

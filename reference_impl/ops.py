@@ -213,14 +213,44 @@ def op_to_dict(op: Op) -> dict[str, Any]:
 
 
 def op_from_dict(raw: Mapping[str, Any]) -> Op:
-    """Parse a vector `when` step; the schema has already checked field names and types."""
+    """Parse a vector `when` step's op (its `queue` aside: see `step_parts`); the schema has
+    already checked field names and types."""
     cls = OP_NAMES[raw["op"]]
     back = {v: k for k, v in _FIELD_NAMES.items()}
-    kwargs = {back.get(k, k): v for k, v in raw.items() if k != "op"}
+    kwargs = {back.get(k, k): v for k, v in raw.items() if k not in ("op", QUEUE_FIELD)}
     for name in _ID_LISTS:  # frozen ops hold tuples; JSON values (data) stay as they came
         if name in kwargs:
             kwargs[name] = tuple(kwargs[name])
     return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class OnQueue:
+    """A case's op run on another queue of its vector (flows across queues): written as the
+    op with `queue` set to that queue's ref (`reference_impl.keys.QUEUE2_REF`)."""
+
+    queue: str
+    op: Op
+
+
+#: A step of a case: an op on the vector's own queue, or on another.
+Step = Op | OnQueue
+#: The field of a `when` step naming the queue it runs on (absent: the vector's own).
+QUEUE_FIELD = "queue"
+
+
+def step_parts(step: Step) -> tuple[str | None, Op]:
+    """The queue ref a step runs on (None: the vector's own) and its op."""
+    return (step.queue, step.op) if isinstance(step, OnQueue) else (None, step)
+
+
+def step_to_dict(step: Step) -> dict[str, Any]:
+    """The vector form of a step: its op's, with `queue` when it runs on another queue."""
+    queue, op = step_parts(step)
+    out = op_to_dict(op)
+    if queue is not None:
+        out[QUEUE_FIELD] = queue
+    return out
 
 
 MoveResult = dict[str, Any]

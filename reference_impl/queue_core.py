@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reference_impl import scores, versions
+from reference_impl.keys import QUEUE_REF
 from reference_impl.ops import MoveResult, fetched
 from reference_impl.store import Store
 from reference_impl.versions import Version
@@ -63,9 +64,33 @@ class QueueCore:
     """
 
     def __init__(self, store: Store | None = None,
-                 protocol: Version = versions.CURRENT) -> None:
+                 protocol: Version = versions.CURRENT, ref: str = QUEUE_REF) -> None:
         self.store = store or Store()
         self.protocol = protocol
+        #: How vectors name this queue (`<q>`, or `<q2>` for a flow's second queue).
+        self.ref = ref
+        #: Every queue of the vector by ref, this one included: a parent or a child may live
+        #: in another (`join`).
+        self.world: dict[str, QueueCore] = {ref: self}
+
+    def join(self, other: QueueCore) -> None:
+        """Put this queue and `other` in one world (queues that can name each other)."""
+        self.world.update(other.world)
+        for queue in self.world.values():
+            queue.world = self.world
+
+    def locate(self, key: str) -> tuple[QueueCore, str]:
+        """The queue of a job's full key (`<ref>:<id>`) and the job's id in it."""
+        ref, sep, job_id = key.partition(":")
+        queue = self.world.get(ref) if sep else None
+        if queue is None:
+            raise NotImplementedError(f"the model follows jobs in its vector's queues only: "
+                                      f"{key!r}")
+        return queue, job_id
+
+    def job_key(self, job_id: str) -> str:
+        """A job of this queue by its full key, as the scripts write it into sets."""
+        return f"{self.ref}:{job_id}"
 
     def since(self, boundary: Version) -> bool:
         """Whether the protocol modelled is `boundary` or later."""

@@ -96,6 +96,7 @@ def test_official_scripts_pass(official_scripts: Path, redis_server: ServerInfo)
                              examples=30, seed=99, protocol=OFFICIAL_AT)
     assert result.passed, result.failure
     assert result.flow_ops_applied > 0, "the flow rules never ran"
+    assert result.second_queue_ops_applied > 0, "no op ran on a flow's second queue"
 
 
 @pytest.mark.slow

@@ -83,19 +83,20 @@ def _apply(candidate: Candidate, client: Any, queue: QueueRef, op: Op) -> Any:
 def _first_difference(vector: Vector, a: Candidate, b: Candidate, client: Any,
                       names: QueueNames, profile_name: str, protocol: Version) -> list[str]:
     profile = profile_for(profile_name)
-    qa = QueueRef(profile, names.next(), protocol)
-    qb = QueueRef(profile, names.next(), protocol)
+    # A flow across queues runs in two queues on each side.
+    qa = tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues))
+    qb = tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues))
     try:
         va, vb = binding.bound(vector, qa), binding.bound(vector, qb)
-        seed(client, qa, dict(va.given))
-        seed(client, qb, dict(vb.given))
+        seed(client, qa[0], dict(va.given), others=qa[1:])
+        seed(client, qb[0], dict(vb.given), others=qb[1:])
         for index, (op, op_a, op_b) in enumerate(zip(vector.when, va.when, vb.when,
                                                      strict=True), 1):
-            ra, rb = _apply(a, client, qa, op_a), _apply(b, client, qb, op_b)
-            ra, rb = binding.unbound(ra, qa), binding.unbound(rb, qb)
+            on = vector.on[index - 1] if vector.on else 0
+            ra, rb = _apply(a, client, qa[on], op_a), _apply(b, client, qb[on], op_b)
+            ra, rb = binding.unbound(ra, qa[0], qa[1:]), binding.unbound(rb, qb[0], qb[1:])
             lines = [] if ra == rb else [f"return: A {ra!r}, B {rb!r}"]
-            sa, sb = binding.unbound_snapshot(snapshot.take(client, qa), qa), \
-                binding.unbound_snapshot(snapshot.take(client, qb), qb)
+            sa, sb = _state(client, qa), _state(client, qb)
             lines += compare.compare_keys(expectation_from(sa, sb), sb.keys)
             lines = [line.replace("expected", "A").replace("actual", "B") for line in lines]
             if lines:
@@ -103,8 +104,16 @@ def _first_difference(vector: Vector, a: Candidate, b: Candidate, client: Any,
                         f"{json.dumps(op_to_dict(op))}", *("  " + line for line in lines)]
         return []
     finally:
-        snapshot.delete_queue(client, qa)
-        snapshot.delete_queue(client, qb)
+        for queue in (*qa, *qb):
+            snapshot.delete_queue(client, queue)
+
+
+def _state(client: Any, queues: tuple[QueueRef, ...]) -> snapshot.Snapshot:
+    """What a side's queues hold, as a vector names it (`<q>`, `<q2>:<suffix>`)."""
+    first, *others = queues
+    snap = snapshot.merged(snapshot.take(client, first),
+                           [(snapshot.take(client, other), other) for other in others])
+    return binding.unbound_snapshot(snap, first, others)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -150,4 +150,15 @@ FLOW_MUTANTS: tuple[Mutant, ...] = (
              "parentKey)")],
            [dropped("            removeParentDependencyKey(jobIdKey, false, parentKey, "
                     "jobAttributes[3])\n")]),
+    # --- a parent in another queue ---
+    # KEYS[1] is the child's wait: without ":wait", the child's queue, which is the parent's
+    # only when both share a queue. Only a flow across queues can catch it.
+    mutant("release-in-child-queue", "a completed child releases its parent in the child's "
+           "queue, not the parent's",
+           [("    recordProcessedChild(parentQueueKey, parentKey, parentId, jobKey, outcome, "
+             "now)\n",
+             "    recordProcessedChild(string.sub(KEYS[1], 1, -6), parentKey, parentId, jobKey, "
+             "outcome, now)\n")],
+           [("updateParentDepsIfNeeded(parentKey, parentQueueKey, dependenciesSet,",
+             "updateParentDepsIfNeeded(parentKey, string.sub(KEYS[1], 1, -6), dependenciesSet,")]),
 )

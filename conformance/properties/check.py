@@ -101,6 +101,8 @@ class PropertyResult:
     ops_applied: int = 0
     #: Of `ops_applied`, the flow ops (`conformance.properties.flow_rules.flow_op`).
     flow_ops_applied: int = 0
+    #: Of `flow_ops_applied`, those run on a flow's second queue.
+    second_queue_ops_applied: int = 0
 
     @property
     def examples_per_second(self) -> float:
@@ -308,7 +310,8 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         examples=ctx.runs, seed=chosen, passed=failure is None, failure=failure,
         errored=errored, vector_yaml=ctx.last_vector if outcome.failure is not None else None,
         seconds=time.perf_counter() - started, skipped_ops=tuple(sorted(ctx.skipped)),
-        ops_applied=ctx.applied, flow_ops_applied=ctx.flow_applied)
+        ops_applied=ctx.applied, flow_ops_applied=ctx.flow_applied,
+        second_queue_ops_applied=ctx.second_queue_applied)
 
 
 def _tracker(url: str, names: QueueNames, client: redis.Redis,
@@ -354,7 +357,8 @@ def main(args: argparse.Namespace) -> int:
         return 1
     if result.passed:
         print(f"passed: the candidate agreed with the model after each of its "
-              f"{result.ops_applied} applied ops ({result.flow_ops_applied} of them flow ops)")
+              f"{result.ops_applied} applied ops ({result.flow_ops_applied} of them flow ops, "
+              f"{result.second_queue_ops_applied} on a flow's second queue)")
         return 0
     print(f"FAILED: {result.failure}")
     return 1

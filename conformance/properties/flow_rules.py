@@ -14,7 +14,8 @@ nothing pending. Ids are fresh in each example (`f1`, `f1c`, `f2`, `f2m`, ...).
 
 Values name the queue as `<q>` (`reference_impl.keys.QUEUE_REF`), as the model holds it; the
 machine binds each op to the real name before the candidate gets it (`flow_op` says which ops
-start that).
+start that). A flow's leaf may live in a second queue (`<q2>`): a worker there ends it
+(`finish_child_elsewhere`), and the calls on such a child go to its queue.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from conformance.properties.worker_rules import KEEP_JOBS, WRONG_TOKEN
 from reference_impl import versions
 from reference_impl.cases.flow_insert import node
 from reference_impl.flows import POLICY_FLAGS
-from reference_impl.keys import QUEUE_REF
+from reference_impl.keys import QUEUE2_REF, QUEUE_REF
 from reference_impl.model import QueueModel
 from reference_impl.ops import Add, AddFlow, AddParentJob, MoveToActive, Op
 from reference_impl.versions import Version
@@ -88,6 +89,10 @@ def _has_children(machine: Any) -> bool:
     return _flow_protocol(machine) and bool(machine.children)
 
 
+def _has_children_elsewhere(machine: Any) -> bool:
+    return _flow_protocol(machine) and bool(machine.elsewhere)
+
+
 def _fetched_in_flow(machine: Any) -> bool:
     return _has_parents(machine) and bool(machine.fetched)
 
@@ -96,12 +101,18 @@ class FlowState(MachineState):
     """What the flow rules read and keep of the machine (`DifferentialMachine` sets them)."""
 
     model: QueueModel
+    #: The second queue's model (children elsewhere).
+    model2: QueueModel
     #: Jobs that were given a child, in order (each once).
     parents: list[str]
     #: (child, parent) of each child added, in order.
     children: list[tuple[str, str]]
     #: Flows and children added so far: the next fresh id's number.
     flows: int
+    #: The children that live in the second queue (never in `ids`, the first queue's jobs).
+    elsewhere: set[str]
+    #: Of those, the fetched ones with their tokens (a worker of the second queue).
+    fetched2: list[tuple[str, str]]
 
     def _no_pending(self, job_id: str) -> bool:
         """Whether `job_id` has no pending child (the model's `:dependencies`), so that one
@@ -140,7 +151,7 @@ class FlowState(MachineState):
         return returned
 
     def _link(self, child: str, parent: str) -> None:
-        if child not in self.ids:
+        if child not in self.ids and child not in self.elsewhere:
             self.ids.append(child)
         if parent not in self.parents:
             self.parents.append(parent)
@@ -163,16 +174,21 @@ class FlowRules(FlowState):
     @rule(chain=st.booleans(), policies=st.tuples(st.sampled_from(POLICIES),
                                                     st.sampled_from(POLICIES)),
           root_route=st.sampled_from(ROUTES), leaf_route=st.sampled_from(ROUTES),
-          delay=st.sampled_from(DELAYS), priority=st.sampled_from(PRIORITIES))
+          delay=st.sampled_from(DELAYS), priority=st.sampled_from(PRIORITIES),
+          elsewhere=st.booleans())
     def add_flow(self, chain: bool, policies: tuple[str | None, str | None], root_route: str,
-                 leaf_route: str, delay: int, priority: int) -> None:
+                 leaf_route: str, delay: int, priority: int, elsewhere: bool) -> None:
         """FlowProducer.add of a parent with one child, or of a chain root > mid > leaf; the
         root may be delayed or prioritized (it waits for its children first), the leaf added
-        to wait, delayed or prioritized, each child with a random failure policy."""
+        to wait, delayed or prioritized, each child with a random failure policy. With
+        `elsewhere`, the leaf lives in the second queue."""
         self.flows += 1
         root, leaf = f"f{self.flows}", f"f{self.flows}c"
         leaf_node = _node(leaf, _with_policy(_route_opts(leaf_route, delay, priority),
                                              policies[0]))
+        if elsewhere:
+            leaf_node["queue"] = QUEUE2_REF
+            self.elsewhere.add(leaf)
         links = [(leaf, root)]
         if chain:
             mid = f"f{self.flows}m"
@@ -227,7 +243,9 @@ class FlowRules(FlowState):
         child: dict[str, str] | None = None
         if named == "own":
             own = [c for c, p in self.children if p == job_id]
-            child = {"id": own[ref % len(own)] if own else MISSING_ID, "queue": QUEUE_REF}
+            picked = own[ref % len(own)] if own else MISSING_ID
+            child = {"id": picked,
+                     "queue": QUEUE2_REF if picked in self.elsewhere else QUEUE_REF}
         elif named == "other":
             others = [c for c, p in self.children if p != job_id]
             child = {"id": others[ref % len(others)] if others else MISSING_ID,
@@ -264,6 +282,35 @@ class FlowRules(FlowState):
         if isinstance(returned, dict) and returned.get("job") is not None:
             self.fetched.append((returned["job"], token))
 
+    @precondition(_has_children_elsewhere)
+    @rule(index=st.integers(0, 7),
+          end=st.tuples(st.booleans(), st.sampled_from(KEEP_JOBS), st.booleans()))
+    def finish_child_elsewhere(self, index: int, end: tuple[bool, dict[str, Any], bool]
+                               ) -> None:
+        """`finish_child` by a worker of the second queue: its parent, in the first queue,
+        records it there and is released there."""
+        failed, keep, fetch_next = end
+        store = self.model2.store
+        held = [(job_id, token) for job_id, token in self.fetched2
+                if store.get(f"{job_id}:lock") == token]
+        if held:
+            job_id, token = held[index % len(held)]
+        else:
+            self.fetches += 1
+            token = f"tok-{self.fetches}"
+            fetched = self._apply(MoveToActive(self.now, token=token), elsewhere=True)
+            if not isinstance(fetched, dict) or fetched.get("job") is None:
+                return
+            job_id = fetched["job"]
+            self.fetched2.append((job_id, token))
+        fields = {"failedReason": "boom", "stacktrace": "[]"} if failed else None
+        returned = self._apply(MoveToFinished(
+            job_id, self.now, "failed" if failed else "completed",
+            "boom" if failed else f'"{job_id} done"', token, keep, 0, fields, fetch_next),
+            elsewhere=True)
+        if isinstance(returned, dict) and returned.get("job") is not None:
+            self.fetched2.append((returned["job"], token))
+
     @precondition(_has_parents)
     @rule(ref=st.integers(-1, 7),
           types=st.lists(st.sampled_from(DEPENDENCY_TYPES), min_size=1, max_size=4,
@@ -285,7 +332,8 @@ class FlowRules(FlowState):
             parent = next((p for p in reversed(self.parents) if p != parent), MISSING_ID)
         elif which == "missing":
             parent = MISSING_ID
-        self._apply(RemoveChildDependency(child, f"{QUEUE_REF}:{parent}"))
+        self._apply(RemoveChildDependency(child, f"{QUEUE_REF}:{parent}"),
+                    elsewhere=child in self.elsewhere)
 
     @precondition(_has_parents)
     @rule(ref=st.integers(0, 7))
@@ -298,4 +346,6 @@ class FlowRules(FlowState):
     def remove_flow_job(self, ref: int, children: bool) -> None:
         """Job.remove of a parent or a child of a flow, with or without its children."""
         jobs = list(dict.fromkeys([*self.parents, *(c for c, _ in self.children)]))
-        self._apply(RemoveJob(jobs[ref % len(jobs)], remove_children=children))
+        job_id = jobs[ref % len(jobs)]
+        self._apply(RemoveJob(job_id, remove_children=children),
+                    elsewhere=job_id in self.elsewhere)

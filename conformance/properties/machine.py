@@ -7,7 +7,8 @@ the queue half's (`queue_rules`), the worker half's (`worker_rules`) and the flo
 The model's values name the queue `<q>` (a child's `parentKey`, a parent's `:dependencies`);
 once an example has run a flow op, each op goes to the candidate bound to the real name, and
 its reply and the queue's keys are compared unbound (`conformance.run.binding`). Examples
-without flows skip that work.
+without flows skip that work. A flow may put children in a second queue (`<q2>`, its own model
+joined to the first): from its first op there, both queues are compared after every op.
 """
 
 from __future__ import annotations
@@ -46,9 +47,17 @@ from reference_impl.cases import T
 from reference_impl.expected import expect_for, expected_keys
 from reference_impl.form import store_to_form
 from reference_impl.generate import dump
-from reference_impl.keys import KeyProfile
+from reference_impl.keys import QUEUE2_REF, KeyProfile
 from reference_impl.model import QueueModel
-from reference_impl.ops import Op, Result, op_name, op_to_dict
+from reference_impl.ops import (
+    OnQueue,
+    Op,
+    Result,
+    Step,
+    op_name,
+    step_parts,
+    step_to_dict,
+)
 from reference_impl.versions import Version
 from reference_impl.worker_ops import WORKER_OPS, result_form
 
@@ -78,6 +87,8 @@ class Context:
     applied: int = 0
     #: Of `applied`, the flow ops (`flow_rules.flow_op`).
     flow_applied: int = 0
+    #: Of `flow_applied`, the ops on a flow's second queue.
+    second_queue_applied: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
     errored: str | None = None
@@ -92,7 +103,7 @@ class Context:
     #: server's (or the link's) business, never a verdict on the candidate.
     infra: str | None = None
     #: The ops of the last sequence that disagreed, for the replay of a Flaky report.
-    last_ops: list[Op] = field(default_factory=list)
+    last_ops: list[Step] = field(default_factory=list)
     #: Seconds of real time the disagreeing example had run when it disagreed.
     last_elapsed: float = 0.0
     #: A script of the candidate that outlived its call's limit: the check stops at once
@@ -100,22 +111,25 @@ class Context:
     runaway: RunawayScript | UnkillableScript | None = None
 
 
-def vector_for(ops: list[Op], vector_id: str, description: str,
+def vector_for(ops: list[Step], vector_id: str, description: str,
                protocol: Version) -> dict[str, Any]:
     """A complete vector for `ops` from an empty queue, its expectation computed by the model
     at `protocol`; its range is the span of versions around it that the model treats alike."""
     era = versions.era_of(protocol)
-    if any(isinstance(op, tuple(WORKER_OPS.values())) or flow_op(op) for op in ops):
+    plain = [step_parts(step)[1] for step in ops]
+    if any(isinstance(op, tuple(WORKER_OPS.values())) or flow_op(op) for op in plain):
         era = versions.Range(max(era.since, versions.WORKER_SINCE), era.until)
     span = era.as_dict()
+    crossing = any(step_parts(step)[0] is not None for step in ops)
     return {
         "id": f"properties/{vector_id}",
         "description": description,
         "since": span["since"],
         **({"until": span["until"]} if span["until"] else {}),
         "flags": [],
+        **({"needs": ["shared-slot"]} if crossing else {}),
         "given": {},
-        "when": [op_to_dict(op) for op in ops],
+        "when": [step_to_dict(step) for step in ops],
         "expect": expect_for({}, ops, protocol=protocol),
     }
 
@@ -135,14 +149,22 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
         context.runs += 1
         self.queue = QueueRef(context.profile, context.queue_names.next(), context.protocol)
         self.model = QueueModel(protocol=context.protocol)
+        #: The second queue of flows across queues, and its model (in the first's world).
+        self.queue2 = QueueRef(context.profile, context.queue_names.next(), context.protocol)
+        self.model2 = QueueModel(protocol=context.protocol, ref=QUEUE2_REF)
+        self.model.join(self.model2)
+        #: An op has run on the second queue: both queues are compared after each op.
+        self.crossing = False
         self.now = START
-        self.ops: list[Op] = []
+        self.ops: list[Step] = []
         self.ids: list[str] = []
         self.fetched: list[tuple[str, str]] = []
         self.fetches = 0
         self.parents: list[str] = []
         self.children: list[tuple[str, str]] = []
         self.flows = 0
+        self.elsewhere: set[str] = set()
+        self.fetched2: list[tuple[str, str]] = []
         #: A flow op has run: ops are bound to the queue's name, replies and keys unbound.
         self.flowing = False
         self.started = time.monotonic()
@@ -150,9 +172,11 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
     def teardown(self) -> None:
         """Delete every key of this example's queue (after an interrupt, on fresh connections
         and without letting a Redis error hide the interrupt)."""
+        queues = (self.queue, self.queue2) if self.crossing else (self.queue,)
         if signals.active().received is None and self.ctx.infra is None:
             try:
-                snapshot.delete_queue(self.ctx.client, self.queue, finder=self.ctx.finder)
+                for queue in queues:
+                    snapshot.delete_queue(self.ctx.client, queue, finder=self.ctx.finder)
             except TRANSIENT as exc:
                 self.ctx.infra = self.ctx.infra or fault_text(exc)
                 drop_connections(self.ctx.client)
@@ -161,7 +185,8 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
         # a Redis error hide the interrupt (the run's final sweep gets what is left).
         drop_connections(self.ctx.client)
         with contextlib.suppress(redis.RedisError, OSError, KeysFlushed):
-            snapshot.delete_queue(self.ctx.client, self.queue, finder=self.ctx.finder)
+            for queue in queues:
+                snapshot.delete_queue(self.ctx.client, queue, finder=self.ctx.finder)
 
     def _job(self, ref: int) -> str:
         """A known job id (by index), or a missing one for a negative index."""
@@ -169,8 +194,9 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
             return MISSING_ID
         return self.ids[ref % len(self.ids)]
 
-    def _apply(self, op: Op) -> Result | None:
-        """Apply `op` to both sides and compare; None when the candidate skips the op."""
+    def _apply(self, op: Op, elsewhere: bool = False) -> Result | None:
+        """Apply `op` to both sides and compare; None when the candidate skips the op.
+        `elsewhere`: on the second queue."""
         if self.ctx.unusable is not None:
             raise self.ctx.unusable  # not started again for each of Hypothesis's replays
         if self.ctx.infra is not None:
@@ -179,11 +205,14 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
             raise InfrastructureError(self.ctx.infra)
         if self.ctx.runaway is not None:
             raise self.ctx.runaway
-        flowing = self.flowing = self.flowing or flow_op(op)
+        flowing = self.flowing = self.flowing or flow_op(op) or elsewhere
+        crossing = self.crossing = self.crossing or elsewhere or QUEUE2_REF in repr(op)
+        queues = (self.queue, self.queue2) if crossing else (self.queue,)
+        target = self.queue2 if elsewhere else self.queue
         try:
             try:
-                sent = binding.bound_op(op, self.queue) if flowing else op
-                actual: Any = self.ctx.candidate.apply(self.ctx.client, self.queue, sent)
+                sent = binding.bound_op(op, queues) if flowing else op
+                actual: Any = self.ctx.candidate.apply(self.ctx.client, target, sent)
             except CandidateUnusable as exc:
                 self.ctx.unusable = exc
                 raise
@@ -197,12 +226,13 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
             except CandidateError as exc:
                 actual = f"<errored: {exc}>"
                 self.ctx.errored = self.ctx.errored or f"candidate error in {op_name(op)}: {exc}"
-            self.ops.append(op)
+            self.ops.append(OnQueue(QUEUE2_REF, op) if elsewhere else op)
             self.ctx.applied += 1
-            self.ctx.flow_applied += flow_op(op)
-            expected: Result = result_form(self.model.apply(op))
-            lines = differences(self.ctx, self.queue, self.model, op, expected, actual,
-                                unbind=flowing)
+            self.ctx.flow_applied += flow_op(op) or elsewhere
+            self.ctx.second_queue_applied += elsewhere
+            expected: Result = result_form((self.model2 if elsewhere else self.model).apply(op))
+            lines = differences(self.ctx, queues, (self.model, self.model2), op, expected,
+                                actual, unbind=flowing)
         except TRANSIENT as exc:
             self.ctx.infra = fault_text(exc)
             raise InfrastructureError(self.ctx.infra) from None
@@ -220,55 +250,77 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
                             self.ctx.protocol)
         text = vector_yaml(vector)
         self.ctx.last_vector = text
-        op_text = json.dumps(op_to_dict(self.ops[-1]))
+        op_text = json.dumps(step_to_dict(self.ops[-1]))
         raise PropertyFailure(
             f"after op {count} of the sequence, {op_text}:\n" + "\n".join(f"  {x}" for x in lines)
             + f"\n\nminimal op sequence ({count} ops) as a vector; paste under `tests:` in a "
             f"vector file (area `properties`):\n\n{text}")
 
 
-def differences(ctx: Context, queue: QueueRef, model: QueueModel, op: Op, expected: Result,
-                actual: Any, unbind: bool = False) -> list[str]:
-    """Every difference after `op`: its return, then the queue's keys against the model's.
-    With `unbind`, the queue's name in the reply and the keys is written `<q>` first, as the
-    model writes it."""
+def differences(ctx: Context, queues: Sequence[QueueRef], models: Sequence[QueueModel],
+                op: Op, expected: Result, actual: Any, unbind: bool = False) -> list[str]:
+    """Every difference after `op`: its return, then the keys of `queues` (the first, or both
+    of a flow across queues) against the `models`' (the second's named `<q2>:<suffix>`, as a
+    vector names them). With `unbind`, the queues' names in the reply and the keys are
+    written `<q>` and `<q2>` first, as the model writes them."""
+    queue, *others = queues
     if unbind:
-        actual = binding.unbound(actual, queue)
+        actual = binding.unbound(actual, queue, others)
     lines = compare.compare_returns([expected], [actual], [op_name(op)])
     snap = snapshot.take(ctx.client, queue, ctx.finder, private=ctx.private,
                          run_prefix=ctx.queue_names.root if ctx.private else "")
+    if others:
+        snap = snapshot.merged(snap, [(snapshot.take(ctx.client, other, ctx.finder,
+                                                     private=ctx.private), other)
+                                      for other in others])
     if unbind:
-        snap = binding.unbound_snapshot(snap, queue)
-    lines += compare.compare_keys(expected_keys(store_to_form(model.store)), snap.keys)
-    lines += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
+        snap = binding.unbound_snapshot(snap, queue, others)
+    wanted = expected_keys(store_to_form(models[0].store))
+    if others:
+        wanted |= {f"{QUEUE2_REF}:{suffix}": entry for suffix, entry
+                   in expected_keys(store_to_form(models[1].store)).items()}
+    lines += compare.compare_keys(wanted, snap.keys)
+    for each in queues:
+        lines += [f"key outside BASE {each.base!r}: {name}" for name in snap.stray
+                  if each.name in name]
     lines += foreign_lines(snap)
     return lines
 
 
-def replay(ctx: Context, ops: Sequence[Op]) -> list[str] | None:
-    """Apply `ops` again on a fresh queue and model, outside Hypothesis: the first
+def replay(ctx: Context, ops: Sequence[Step]) -> list[str] | None:
+    """Apply `ops` again on fresh queues and models, outside Hypothesis: the first
     difference's lines, or None when every op agrees this time."""
-    queue = QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol)
-    model = QueueModel(protocol=ctx.protocol)
+    queues = (QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol),
+              QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol))
+    models = (QueueModel(protocol=ctx.protocol),
+              QueueModel(protocol=ctx.protocol, ref=QUEUE2_REF))
+    models[0].join(models[1])
+    crossing = any(step_parts(step)[0] is not None or QUEUE2_REF in repr(step)
+                   for step in ops)
+    compared = queues if crossing else queues[:1]
     flowing = False
     try:
-        for op in ops:
-            flowing = flowing or flow_op(op)
+        for step in ops:
+            on, op = step_parts(step)
+            side = 1 if on is not None else 0
+            flowing = flowing or flow_op(op) or side == 1
             try:
                 actual: Any = ctx.candidate.apply(
-                    ctx.client, queue, binding.bound_op(op, queue) if flowing else op)
+                    ctx.client, queues[side],
+                    binding.bound_op(op, compared) if flowing else op)
             except CandidateSkipped:
                 continue
             except CandidateError as exc:
                 actual = f"<errored: {exc}>"
-            lines = differences(ctx, queue, model, op, result_form(model.apply(op)), actual,
-                                unbind=flowing)
+            lines = differences(ctx, compared, models, op,
+                                result_form(models[side].apply(op)), actual, unbind=flowing)
             if lines:
                 return lines
         return None
     finally:
         with contextlib.suppress(redis.RedisError, OSError, KeysFlushed):
-            snapshot.delete_queue(ctx.client, queue, finder=ctx.finder)
+            for queue in queues:
+                snapshot.delete_queue(ctx.client, queue, finder=ctx.finder)
 
 
 def fault_text(exc: BaseException) -> str:

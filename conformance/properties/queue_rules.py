@@ -44,7 +44,7 @@ class MachineState:
     fetched: list[tuple[str, str]]
     fetches: int
 
-    def _apply(self, op: Op) -> Result | None:
+    def _apply(self, op: Op, elsewhere: bool = False) -> Result | None:
         raise NotImplementedError
 
     def _job(self, ref: int) -> str:

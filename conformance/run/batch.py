@@ -100,19 +100,27 @@ class _Planned:
     index: int
     vector: Vector
     queue: QueueRef
-    #: Each op's script calls (`ScriptsCandidate.plan`): one, or addFlow's several.
-    ops: tuple[tuple[ScriptCall, ...], ...]
+    #: The vector's other queues (a flow across queues: `<q2>`).
+    others: tuple[QueueRef, ...]
+    #: Each op's queue, and its script calls (`ScriptsCandidate.plan`): one, or addFlow's
+    #: several.
+    ops: tuple[tuple[QueueRef, tuple[ScriptCall, ...]], ...]
+
+    @property
+    def queues(self) -> tuple[QueueRef, ...]:
+        """Every queue of the vector, its own first."""
+        return (self.queue, *self.others)
 
     @property
     def calls(self) -> tuple[ScriptCall, ...]:
         """Every script call of the vector, in the order sent."""
-        return tuple(call for calls in self.ops for call in calls)
+        return tuple(call for _, calls in self.ops for call in calls)
 
     def results(self, replies: list[object]) -> list[Result]:
         """Each op's result from the replies to `calls`: its first call's (addFlow's root)."""
         results: list[Result] = []
         at = 0
-        for calls in self.ops:
+        for _, calls in self.ops:
             results.append(calls[0].finish(replies[at]))
             at += len(calls)
         return results
@@ -287,7 +295,8 @@ class Batches:
             serial += [run.index for run in ticket.planned]
         else:
             for (run, op_replies), snap in zip(fetched.ran, fetched.snaps, strict=True):
-                done[run.index] = judged(run.vector, run.results(op_replies), snap, run.queue)
+                done[run.index] = judged(run.vector, run.results(op_replies), snap, run.queue,
+                                         run.others)
             finished = {run.index for run, _ in fetched.ran}
             serial += [run.index for run in ticket.planned if run.index not in finished]
             failing = [i for i in sorted(finished) if done[i].outcome.failing]
@@ -412,19 +421,21 @@ class Batches:
             # writes (the read deleted them): each vector runs on its own, to tell whose.
             self._broken(ticket)
             return None
-        found = _by_queue(read, self.names, [run.queue for run in planned])
+        found = _by_queue(read, self.names, [queue for run in planned for queue in run.queues])
         ran = [(run, replies[high - len(run.calls):high])
                for run, (low, high) in zip(planned, spans, strict=True)
                if not any(isinstance(reply, Exception) for reply in replies[low:high])]
-        snaps = snapshot.snapshots(read, [(found[run.queue.name], run.queue.base)
-                                          for run, _ in ran])
+        every = iter(snapshot.snapshots(read, [(found[queue.name], queue.base)
+                                               for run, _ in ran for queue in run.queues]))
+        snaps = [snapshot.merged(next(every), [(next(every), other) for other in run.others])
+                 for run, _ in ran]
         connection = int(cast(int, replies[0])) if self._track() else None
         return _Fetched(ran, snaps, connection)
 
     def _broken(self, ticket: Ticket) -> None:
         """Delete whatever keys a batch left (its replies cannot be used, or it was cut)."""
         snapshot.unlink_names(self.client, _all(_queue_keys(
-            self.client, self.names, [run.queue for run in ticket.planned])))
+            self.client, self.names, [queue for run in ticket.planned for queue in run.queues])))
 
 
 def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyProfile,
@@ -438,13 +449,18 @@ def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyPr
             done[index] = skipped
             continue
         queue = QueueRef(profile, names.next(), protocol)
-        vector = binding.bound(vector, queue)
+        others = tuple(QueueRef(profile, names.next(), protocol)
+                       for _ in range(vector.queues - 1))
+        queues = (queue, *others)
+        vector = binding.bound(vector, queues)
+        targets = [queues[vector.on[i]] if vector.on else queue for i in range(len(vector.when))]
         try:
-            ops = tuple(candidate.plan(queue, op) for op in vector.when)
+            ops = tuple((target, candidate.plan(target, op))
+                        for target, op in zip(targets, vector.when, strict=True))
         except CandidateError:  # a missing script: the serial path says which op needs it
             serial.append(index)
             continue
-        planned.append(_Planned(index, vector, queue, ops))
+        planned.append(_Planned(index, vector, queue, others, ops))
     return Ticket(vectors, protocol, done, serial, planned)
 
 
@@ -472,10 +488,11 @@ def _one_round_trip(planned: list[_Planned], candidate: ScriptsCandidate, client
     spans: list[tuple[int, int]] = []
     for run in planned:
         low = len(pipe)
-        seed_commands(pipe, run.queue, dict(run.vector.given))
-        for call in run.calls:
-            keys = candidate.script_call_keys(run.queue, call)
-            pipe.evalsha(call.sha, len(keys), *keys, *call.args)
+        seed_commands(pipe, run.queue, dict(run.vector.given), run.others)
+        for target, calls in run.ops:
+            for call in calls:
+                keys = candidate.script_call_keys(target, call)
+                pipe.evalsha(call.sha, len(keys), *keys, *call.args)
         spans.append((low, len(pipe)))
     snapshot.read_matching(pipe, names.glob, names.root)
     return pipe, spans

@@ -1,20 +1,24 @@
-"""Binding a vector's `<q>` to the queue it runs in (`conformance.vectors.refs`).
+"""Binding a vector's `<q>` (and `<q2>`) to the queues it runs in (`conformance.vectors.refs`).
 
-`bound` puts the queue's real qualified name in everywhere a vector names it (the seed, the
+`bound` puts the queues' real qualified names in everywhere a vector names them (the seed, the
 ops, the expected replies and state) before the vector runs, so that every candidate sees real
-keys and the comparison is plain. `unbound` goes the other way, for what two queues hold
-compared as one (`diff`) or a candidate compared with the model (`properties`).
+keys and the comparison is plain. A flow across queues names its second queue's keys
+`<q2>:<suffix>`: bound, that is the key's full name (`key_of`). `unbound` goes the other way,
+for what two queues hold compared as one (`diff`) or a candidate compared with the model
+(`properties`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from conformance.core.queues import QueueRef
 from conformance.state.snapshot import Snapshot
 from conformance.vectors import Vector
-from conformance.vectors.refs import mentions, put, taken_out
+from conformance.vectors.refs import mentions, replaced, taken_out
+from reference_impl.keys import QUEUE_REFS
 from reference_impl.ops import Op, op_from_dict, op_to_dict
 
 
@@ -23,31 +27,51 @@ def qualified(queue: QueueRef) -> str:
     return queue.base[:-1]
 
 
-def bound(vector: Vector, queue: QueueRef) -> Vector:
-    """`vector` with `<q>` replaced by `queue`'s qualified name (the vector itself when it
-    has none)."""
+def _put_all(value: Any, queues: Sequence[QueueRef]) -> Any:
+    for ref, queue in zip(QUEUE_REFS, queues, strict=False):
+        value = replaced(value, ref, qualified(queue))
+    return value
+
+
+def bound(vector: Vector, queues: Sequence[QueueRef]) -> Vector:
+    """`vector` with `<q>` replaced by the first of `queues`' qualified name, and `<q2>` by
+    the second's (the vector itself when it names none)."""
     if not vector.queue_refs:
         return vector
-    name = qualified(queue)
-    return replace(vector, given=put(dict(vector.given), name),
-                   when=tuple(op_from_dict(put(op_to_dict(op), name)) for op in vector.when),
-                   returns=put(tuple(vector.returns), name), keys=put(dict(vector.keys), name))
+    return replace(vector, given=_put_all(dict(vector.given), queues),
+                   when=tuple(op_from_dict(_put_all(op_to_dict(op), queues))
+                              for op in vector.when),
+                   returns=_put_all(tuple(vector.returns), queues),
+                   keys=_put_all(dict(vector.keys), queues))
 
 
-def bound_op(op: Op, queue: QueueRef) -> Op:
-    """`op` with `<q>` replaced by `queue`'s qualified name (the op itself when it has none):
-    what a candidate is sent for an op the model applies as written."""
+def key_of(name: str, queues: Sequence[QueueRef]) -> str:
+    """The Redis key of a bound vector's key name: the full name of another queue's key as it
+    is, else a suffix of the first queue."""
+    if any(name.startswith(other.base) for other in queues[1:]):
+        return name
+    return queues[0].key(name)
+
+
+def bound_op(op: Op, queues: QueueRef | Sequence[QueueRef]) -> Op:
+    """`op` with `<q>` (and `<q2>`) replaced by the `queues`' qualified names (the op itself
+    when it names none): what a candidate is sent for an op the model applies as written."""
     raw = op_to_dict(op)
-    if not mentions(raw):
+    if not mentions(raw, QUEUE_REFS):
         return op
-    return op_from_dict(put(raw, qualified(queue)))
+    return op_from_dict(_put_all(raw, (queues,) if isinstance(queues, QueueRef) else queues))
 
 
-def unbound(value: Any, queue: QueueRef) -> Any:
-    """`value` (a reply, a snapshot's keys) with `queue`'s qualified name written `<q>`."""
-    return taken_out(value, qualified(queue))
+def unbound(value: Any, queue: QueueRef, others: Sequence[QueueRef] = ()) -> Any:
+    """`value` (a reply, a snapshot's keys) with `queue`'s qualified name written `<q>`, and
+    the `others`' `<q2>`."""
+    value = taken_out(value, qualified(queue))
+    for ref, other in zip(QUEUE_REFS[1:], others, strict=False):
+        value = replaced(value, qualified(other), ref)
+    return value
 
 
-def unbound_snapshot(snap: Snapshot, queue: QueueRef) -> Snapshot:
+def unbound_snapshot(snap: Snapshot, queue: QueueRef,
+                     others: Sequence[QueueRef] = ()) -> Snapshot:
     """`snap` with its keys `unbound`."""
-    return replace(snap, keys=unbound(snap.keys, queue))
+    return replace(snap, keys=unbound(snap.keys, queue, others))

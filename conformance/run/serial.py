@@ -90,7 +90,9 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     if skipped is not None:
         return skipped
     queue = QueueRef(profile, names.next(), protocol)
-    vector = binding.bound(vector, queue)
+    # A flow across queues runs in a second fresh queue too (`<q2>`).
+    others = tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues - 1))
+    vector = binding.bound(vector, (queue, *others))
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False
@@ -98,17 +100,22 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     private = server is not None and server.private
     try:
         try:
-            connection = seed(client, queue, dict(vector.given), seeded is not None)
+            connection = seed(client, queue, dict(vector.given), seeded is not None, others)
             if seeded is not None and connection is not None:
                 seeded.append(connection)
             results: list[Any] = []
-            for op in vector.when:
-                early = _apply(vector, candidate, client, queue, op, results)
+            for index, op in enumerate(vector.when):
+                target = (queue, *others)[vector.on[index]] if vector.on else queue
+                early = _apply(vector, candidate, client, target, op, results)
                 if early is not None:
                     break
             else:
                 snap = snapshot.take(client, queue, finder, delete=True, private=private,
                                      run_prefix=names.root if private else "")
+                if others:
+                    snap = snapshot.merged(snap, [(snapshot.take(
+                        client, other, finder, delete=True, private=private), other)
+                        for other in others])
         except BaseException as exc:
             if not isinstance(exc, Exception):  # KeyboardInterrupt (any signal, see signals.py)
                 interrupted = True
@@ -129,11 +136,16 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                         # queue too: those keys go now, not into the next vector's verdict.
                         snapshot.take(client, queue, finder, delete=True, private=True,
                                       run_prefix=names.root)
+                        for other in others:
+                            snapshot.take(client, other, finder, delete=True, private=True)
                     else:
-                        snapshot.delete_queue(client, queue, finder=finder)
+                        for each in (queue, *others):
+                            snapshot.delete_queue(client, each, finder=finder)
+            elif snap is not None:
+                snapshot.unlink_names(client, snap.names)
             else:
-                snapshot.delete_queue(client, queue, snap.names if snap is not None else None,
-                                      finder)
+                for each in (queue, *others):
+                    snapshot.delete_queue(client, each, finder=finder)
     except REDIS_DOWN as exc:
         raise InfrastructureError(health.connection_lost(exc)) from None
     except UnicodeDecodeError as exc:
@@ -146,7 +158,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     if early is not None:
         return early
     assert snap is not None  # every op ran, so the snapshot was taken
-    return judged(vector, results, snap, queue)
+    return judged(vector, results, snap, queue, others)
 
 
 def _apply(vector: Vector, candidate: Candidate, client: redis.Redis, queue: QueueRef, op: Op,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,13 +28,14 @@ from conformance.candidates.scripts.call import is_unkillable, kill_runaway
 from conformance.core.errors import InfrastructureError
 from conformance.core.outcomes import Outcome, Skip, SkipKind
 from conformance.core.queues import QueueNames, QueueRef
+from conformance.run import binding
 from conformance.servers import ServerInfo, capabilities, health
 from conformance.state import compare, snapshot
 from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
-from reference_impl.keys import QUEUE_REF, KeyProfile
+from reference_impl.keys import QUEUE_REFS, KeyProfile
 from reference_impl.ops import op_name
 from reference_impl.versions import Version
 
@@ -69,21 +71,24 @@ class Verdict:
 
 
 def seed(client: redis.Redis, queue: QueueRef, given: dict[str, Any],
-         connection_id: bool = False) -> int | None:
+         connection_id: bool = False, others: Sequence[QueueRef] = ()) -> int | None:
     """Write a vector's `given` keys; with `connection_id`, return our connection's CLIENT ID
-    (read in the same round trip)."""
+    (read in the same round trip). `others`: the vector's other queues (`seed_commands`)."""
     pipe = client.pipeline(transaction=False)
     if connection_id:
         pipe.client_id()
-    seed_commands(pipe, queue, given)
+    seed_commands(pipe, queue, given, others)
     replies = pipe.execute()
     return int(replies[0]) if connection_id else None
 
 
-def seed_commands(pipe: Any, queue: QueueRef, given: dict[str, Any]) -> None:
-    """Queue on `pipe` the commands that write a vector's `given` keys."""
+def seed_commands(pipe: Any, queue: QueueRef, given: dict[str, Any],
+                  others: Sequence[QueueRef] = ()) -> None:
+    """Queue on `pipe` the commands that write a vector's `given` keys: suffixes of `queue`,
+    and (a bound flow across queues) full names of the `others`' keys."""
+    queues = (queue, *others)
     for suffix, entry in given.items():
-        key = queue.key(suffix)
+        key = binding.key_of(suffix, queues)
         kind = kind_of(entry)
         body = entry[kind]
         if kind == "string":
@@ -133,9 +138,9 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
 
 
 def judged(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
-           queue: QueueRef) -> Verdict:
+           queue: QueueRef, others: Sequence[QueueRef] = ()) -> Verdict:
     """The verdict of a vector whose every op ran: passed, or failed with the diff."""
-    diff = judge(vector, results, snap, queue)
+    diff = judge(vector, results, snap, queue, others)
     if diff:
         count = sum(1 for line in diff if not line.startswith(" "))
         return Verdict(vector, Outcome.FAILED, f"{count} difference(s) in Redis state", tuple(diff))
@@ -143,13 +148,14 @@ def judged(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
 
 
 def judge(vector: Vector, results: list[Any], snap: snapshot.Snapshot,
-          queue: QueueRef) -> list[str]:
+          queue: QueueRef, others: Sequence[QueueRef] = ()) -> list[str]:
     """Every difference between what the vector expects and what the candidate did."""
     diff = compare.compare_returns(vector.returns, results, [op_name(op) for op in vector.when])
     diff += compare.compare_keys(vector.keys, snap.keys)
-    # A value naming the queue (a parent key, a child's key in :dependencies) is shown as
-    # `<q>`, as vectors write it: the same failure reads the same in every run.
-    diff = [line.replace(queue.base[:-1], QUEUE_REF) for line in diff]
+    # A value naming a queue (a parent key, a child's key in :dependencies) is shown as
+    # `<q>` (`<q2>`), as vectors write it: the same failure reads the same in every run.
+    for ref, named in zip(QUEUE_REFS, (queue, *others), strict=False):
+        diff = [line.replace(binding.qualified(named), ref) for line in diff]
     diff += [f"key outside BASE {queue.base!r}: {name}" for name in snap.stray]
     diff += foreign_lines(snap)
     if vector.one_slot:

@@ -60,6 +60,13 @@ def unmet(needs: tuple[str, ...], profile: KeyProfile, server: ServerInfo | None
             if not_cluster_safe(profile) is not None:
                 return (f"needs hash-tag: profile {profile.name} puts one queue's keys in "
                         f"several hash slots")
+        elif need == "shared-slot":
+            # A flow across queues: one script writes both queues' keys.
+            if server is not None and server.cluster and (profile.hash_tag
+                                                          or "{" not in profile.prefix):
+                return (f"needs shared-slot: on a cluster, a flow across two queues needs both "
+                        f"in one hash slot (a hash-tagged prefix, such as '{{bull}}'); profile "
+                        f"{profile.name} puts each queue in its own")
         elif need.startswith("redis>="):
             wanted = need.removeprefix("redis>=")
             have = server.redis_version if server is not None else ""

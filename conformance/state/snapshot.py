@@ -192,6 +192,20 @@ def decode_read_all(blob: bytes) -> tuple[Read, tuple[str, ...]]:
     return dict(zip(names, entries, strict=True)), tuple(sorted(foreign))
 
 
+def merged(first: Snapshot, others: Sequence[tuple[Snapshot, QueueRef]]) -> Snapshot:
+    """A vector's snapshot over several queues (a flow across queues): the first queue's keys
+    by suffix, each other queue's by full name (as a bound vector names them), and every
+    queue's stray, listed and foreign keys."""
+    keys = dict(first.keys)
+    stray, names, foreign = list(first.stray), list(first.names), list(first.foreign)
+    for snap, queue in others:
+        keys.update({queue.key(suffix): entry for suffix, entry in snap.keys.items()})
+        stray += snap.stray
+        names += snap.names
+        foreign += snap.foreign
+    return Snapshot(keys, tuple(stray), tuple(names), tuple(foreign))
+
+
 def snapshots(read: Read, groups: Sequence[tuple[Sequence[str], str]]) -> list[Snapshot]:
     """One Snapshot per (key names, BASE) of `groups`, from what `read` holds."""
     return [_decode(read, base, sorted(names)) for names, base in groups]

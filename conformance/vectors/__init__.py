@@ -32,7 +32,8 @@ from conformance.core.errors import VectorError
 from conformance.core.resources import cache_dir, schema_path
 from conformance.vectors.refs import mentions
 from reference_impl import versions
-from reference_impl.ops import Op, op_from_dict
+from reference_impl.keys import QUEUE2_REF, QUEUE_REF, QUEUE_REFS
+from reference_impl.ops import QUEUE_FIELD, Op, op_from_dict
 
 #: Top-level keys that make a YAML file a vector file (block style, at the start of a line).
 _HEADER_KEYS = frozenset({"schema_version", "area", "tests"})
@@ -88,6 +89,12 @@ class Vector:
     span: versions.Range = versions.ALWAYS
     #: Whether the vector names its queue as `<q>` (`conformance.run.binding.bound`).
     queue_refs: bool = False
+    #: How many queues the vector runs in: 2 for a flow across queues, whose second queue it
+    #: names `<q2>` (its keys `<q2>:<suffix>`).
+    queues: int = 1
+    #: The queue of each op (0: the first, 1: the second), when any runs on the second; else
+    #: empty (every op on the first).
+    on: tuple[int, ...] = ()
 
     @property
     def area(self) -> str:
@@ -324,11 +331,20 @@ def load_file(path: Path) -> VectorFile:
                 span=versions.Range(versions.parse(test["since"]),
                                     versions.parse(test["until"]) if "until" in test
                                     else None),
-                queue_refs=mentions([test["given"], test["when"], expect]),
+                queue_refs=mentions([test["given"], test["when"], expect], QUEUE_REFS),
+                queues=2 if mentions([test["given"], test["when"], expect], (QUEUE2_REF,))
+                else 1,
+                on=_on(test["when"]),
             )
         )
     header = {k: v for k, v in data.items() if k != "tests"}
     return VectorFile(path, data["area"], header, tuple(vectors))
+
+
+def _on(steps: list[dict[str, Any]]) -> tuple[int, ...]:
+    """`Vector.on` of a vector's `when` steps."""
+    on = tuple(QUEUE_REFS.index(step.get(QUEUE_FIELD, QUEUE_REF)) for step in steps)
+    return on if any(on) else ()
 
 
 def vector_files(directory: Path) -> list[Path]:

@@ -1,4 +1,5 @@
-"""`<q>` in a vector: its queue's qualified name (`reference_impl.keys.QUEUE_REF`).
+"""`<q>` in a vector: its queue's qualified name (`reference_impl.keys.QUEUE_REF`); `<q2>`,
+its second queue's, in a flow across queues.
 
 A flow's keys and records name queues (`parentKey` is `<prefix>:<queue>:<id>`, a parent's
 `:dependencies` holds its children's full keys), and a vector's queue is named only when it
@@ -14,14 +15,14 @@ from typing import Any
 from reference_impl.keys import QUEUE_REF
 
 
-def mentions(value: Any) -> bool:
-    """Whether `QUEUE_REF` occurs in a vector value."""
+def mentions(value: Any, refs: tuple[str, ...] = (QUEUE_REF,)) -> bool:
+    """Whether any of `refs` occurs in a vector value."""
     if isinstance(value, str):
-        return QUEUE_REF in value
+        return any(ref in value for ref in refs)
     if isinstance(value, dict):
-        return any(mentions(k) or mentions(v) for k, v in value.items())
+        return any(mentions(k, refs) or mentions(v, refs) for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return any(mentions(item) for item in value)
+        return any(mentions(item, refs) for item in value)
     return False
 
 

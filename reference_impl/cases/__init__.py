@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_impl.ops import Add, MoveToActive, Op
+from reference_impl.ops import Add, MoveToActive, Step
 from reference_impl.versions import Version
 
 #: The reference creation time used throughout: 2023-11-14T22:13:20Z.
@@ -67,7 +67,7 @@ class Case:
 
     name: str
     description: str
-    when: tuple[Op, ...]
+    when: tuple[Step, ...]
     flags: tuple[str, ...] = ()
     given: Mapping[str, Any] = field(default_factory=dict)
     profile: str | None = None

@@ -15,7 +15,8 @@
 //                  the parent queue's qualified name) is the client's `parent` option as it is;
 //                  result the id, or the negative code the client throws (-5, -7)
 //   addFlow        FlowProducer.add({name, queueName, data, opts: {jobId, ...opts}, children}) at
-//                  the op's timestamp, every node in the op's queue, opts mapped as for add (the
+//                  the op's timestamp, every node in the op's queue or its own `queue` (a
+//                  qualified name: a child in another queue), opts mapped as for add (the
 //                  client gives each child its `parent`); result the root's id (the tree's
 //                  job.id), or the negative code the client throws for the root
 //   addParentJob   skipped: the client adds a parent (addParentJob-6) only in FlowProducer.add,
@@ -368,14 +369,29 @@ async function opAdd(queue, op) {
 }
 
 /**
- * A vector's flow node as FlowProducer.add takes it, in the client's queue `queueName`. The
- * node's id goes in opts.jobId (where the client reads it); its parent is the node above it,
- * which the client sets itself. The job's time is the pinned clock, as for a FlowProducer user.
+ * The protocol's queue name of a qualified name `<prefix>:<queue>` (`<prefix>:{<queue>}` under
+ * hash_tag): a flow node in another queue names its queue so.
+ */
+function queueOfQualified(qualified) {
+  const head = `${state.profile.prefix}:`;
+  if (typeof qualified !== 'string' || !qualified.startsWith(head)) {
+    throw new Error(`a flow node's queue ${JSON.stringify(qualified)} is not a queue of prefix ` +
+      JSON.stringify(state.profile.prefix));
+  }
+  const part = qualified.slice(head.length);
+  return state.profile.hash_tag ? part.slice(1, -1) : part;
+}
+
+/**
+ * A vector's flow node as FlowProducer.add takes it, in the client's queue `queueName` (the
+ * op's), or the node's own `queue` (a child in another queue). The node's id goes in
+ * opts.jobId (where the client reads it); its parent is the node above it, which the client
+ * sets itself. The job's time is the pinned clock, as for a FlowProducer user.
  */
 function flowJob(node, queueName) {
   const job = {
     name: node.name,
-    queueName,
+    queueName: node.queue ? nodeQueueName(queueOfQualified(node.queue)) : queueName,
     data: node.data,
     opts: Object.assign({ jobId: node.jobId }, clientOpts(node.opts)),
   };

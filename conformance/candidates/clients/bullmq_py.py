@@ -251,6 +251,14 @@ class PythonClientCandidate:
                                  f"{ref.base!r}: start() got another key profile")
         return queue
 
+    def _queue_named(self, qualified: str) -> str:
+        """The client's queue name (`Queue(name)`) of a qualified name a flow node gives."""
+        assert self._profile is not None
+        try:
+            return self._profile.queue_part(self._profile.queue_of(qualified))
+        except ValueError as exc:
+            raise CandidateError(f"a flow node's queue: {exc}") from None
+
     def _close_queue(self) -> None:
         queue, self._queue, self._queue_name = self._queue, None, None
         workers, self._workers = list(self._workers.values()), {}

@@ -75,6 +75,8 @@ class Host(Protocol):
 
     def _flow_producer(self) -> Any: ...
 
+    def _queue_named(self, qualified: str) -> str: ...
+
     def _job_handle(self, queue: Any, job_id: str, opts: dict[str, Any] | None = None
                     ) -> Any: ...
 
@@ -217,10 +219,12 @@ class FlowOps:
         return str(job_id)
 
     def _node(self, queue: Any, node: Mapping[str, Any]) -> dict[str, Any]:
-        """A vector's flow node as FlowProducer takes it: in the open queue, the id in opts."""
+        """A vector's flow node as FlowProducer takes it: in the open queue or the node's own
+        (`queue`, a qualified name), the id in opts."""
         opts = client_opts(self._host._package, node.get("opts", {}))
         opts["jobId"] = node["jobId"]
-        out: dict[str, Any] = {"name": node["name"], "queueName": queue.name,
+        name = self._host._queue_named(node["queue"]) if "queue" in node else queue.name
+        out: dict[str, Any] = {"name": node["name"], "queueName": name,
                                "data": node.get("data", {}), "opts": opts}
         children = node.get("children", ())
         if children:

@@ -22,6 +22,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from conformance.core.errors import CandidateError
+from conformance.core.queues import QueueRef
 from reference_impl.ops import Result, fetched
 
 #: Redis's default `busy-reply-threshold` (`lua-time-limit`), in seconds: assumed when the
@@ -95,6 +96,9 @@ class ScriptCall:
     swap: bool = False
     fill: Mapping[str, str] = field(default_factory=dict)
     finish: Callable[[Any], Result] = as_result
+    #: The queue whose KEYS the call takes when it is not the op's: an add of a flow's node
+    #: in another queue, or the release check of a parent there.
+    queue: QueueRef | None = None
 
 
 class RunawayScript(CandidateError):

@@ -409,30 +409,43 @@ class ScriptsCandidate:
         return replace(call, finish=finish)
 
     def script_call_keys(self, queue: QueueRef, call: ScriptCall) -> list[str]:
-        """The KEYS `call` passes on `queue`."""
-        return self._keys(queue, call.name, call.job_id, call.swap, call.fill)
+        """The KEYS `call` passes for an op on `queue` (on the call's own queue, if it has
+        one)."""
+        return self._keys(call.queue or queue, call.name, call.job_id, call.swap, call.fill)
 
     def _script_call(self, name: str, args: list[Any], job_id: str = "", swap: bool = False,
                      fill: dict[str, str] | None = None,
-                     finish: Callable[[Any], Result] = as_result) -> ScriptCall:
+                     finish: Callable[[Any], Result] = as_result,
+                     queue: QueueRef | None = None) -> ScriptCall:
         layout = self._layout(name)
         return ScriptCall(name, layout.file_name, self._texts[name], self._shas[name], tuple(args),
-                          job_id, swap, fill or {}, finish)
+                          job_id, swap, fill or {}, finish, queue)
 
     def flow_calls(self, queue: QueueRef, op: AddFlow) -> list[ScriptCall]:
         """The calls FlowProducer.add makes: each entry's add (`flows.flow_entries`), with the
         defer-parent-release flag from 6.5.1, then each parent's release check."""
         entries = flows.flow_entries(op, queue.base[:-1])
         defer = queue.protocol >= versions.FLOW_DEFERRED_RELEASE
-        calls = [self._add(queue, entry, defer) for entry in entries]
+        calls = []
+        for entry in entries:
+            target = self._named(queue, entry.queue)
+            calls.append(replace(self._add(target, entry.op, defer), queue=target))
         if defer:
             for link in flows.flow_parents(entries):
                 parent_id = str(link.record["id"])
                 calls.append(self._script_call(
                     "releaseParentIfNoPendingDependencies",
                     [link.record["queueKey"], parent_id, op.timestamp],
-                    fill={"parent": parent_id}))
+                    fill={"parent": parent_id}, queue=self._named(queue, link.record["queueKey"])))
         return calls
+
+    @staticmethod
+    def _named(queue: QueueRef, qualified: str) -> QueueRef:
+        """The queue of a qualified name in a flow of an op on `queue`: `queue` itself, or
+        another of the same profile and protocol (a node in another queue)."""
+        if qualified == queue.base[:-1]:
+            return queue
+        return QueueRef(queue.profile, queue.profile.queue_of(qualified), queue.protocol)
 
     def _apply_flow(self, client: redis.Redis, queue: QueueRef, op: AddFlow) -> Result:
         """addFlow's calls in one pipeline (FlowProducer sends them in one MULTI; a vector's

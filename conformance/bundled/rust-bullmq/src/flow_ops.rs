@@ -39,10 +39,15 @@ pub fn with_flags(mut opts: JobOptions, flags: PolicyFlags) -> JobOptions {
     opts
 }
 
-/// A vector's flow node as the SDK's `FlowJob` in the queue `queue` (the SDK's name for it):
-/// the node's id is its `JobOptions.job_id`; its parent is the node above it, which
-/// `FlowProducer::add` links itself (flow_producer.rs:670-679).
-fn flow_job(node: FlowNode, queue: &str) -> Result<FlowJob, Outcome> {
+/// A vector's flow node as the SDK's `FlowJob` in the queue `queue` (the SDK's name for the
+/// op's queue), or in the node's own (`queue`, a child in another queue): the node's id is its
+/// `JobOptions.job_id`; its parent is the node above it, which `FlowProducer::add` links
+/// itself (flow_producer.rs:670-679).
+fn flow_job(session: &Session, node: FlowNode, queue: &str) -> Result<FlowJob, Outcome> {
+    let own = match &node.queue {
+        Some(qualified) => session.sdk_name_of(qualified)?,
+        None => queue.to_string(),
+    };
     let opts = node.opts.unwrap_or_default();
     let mut job_opts = JobOptions::new().job_id(node.job_id);
     if let Some(delay) = opts.delay {
@@ -55,20 +60,20 @@ fn flow_job(node: FlowNode, queue: &str) -> Result<FlowJob, Outcome> {
         job_opts = job_opts.lifo();
     }
     job_opts = with_flags(job_opts, opts.flags);
-    let mut job = FlowJob::new(node.name, queue, node.data)?.options(job_opts);
+    let mut job = FlowJob::new(node.name, &own, node.data)?.options(job_opts);
     if let Some(children) = node.children {
         let children = children
             .into_iter()
-            .map(|child| flow_job(child, queue))
+            .map(|child| flow_job(session, child, queue))
             .collect::<Result<Vec<_>, _>>()?;
         job = job.children(children);
     }
     Ok(job)
 }
 
-/// `FlowProducer::add(tree)` with every node in the op's queue, the wall clock pinned at the
-/// op's timestamp: the SDK takes each job's timestamp (Job::new, job.rs:118-123) and the
-/// release check's time (flow_producer.rs:796) from it.
+/// `FlowProducer::add(tree)` with every node in the op's queue or its own, the wall clock
+/// pinned at the op's timestamp: the SDK takes each job's timestamp (Job::new,
+/// job.rs:118-123) and the release check's time (flow_producer.rs:796) from it.
 ///
 /// The SDK fails the whole add with any negative code but a child's -5
 /// (apply_pipeline_results, flow_producer.rs:1134-1159), after its transaction ran; that code
@@ -76,7 +81,7 @@ fn flow_job(node: FlowNode, queue: &str) -> Result<FlowJob, Outcome> {
 /// never negative: a code here is a child's, which Node's FlowProducer does not report.
 pub async fn add_flow(session: &mut Session, timestamp: u64, flow: FlowNode) -> OpResult {
     let queue = session.sdk_queue_name();
-    let tree = flow_job(flow, &queue)?;
+    let tree = flow_job(session, flow, &queue)?;
     let producer = session.flow_producer()?;
     match clock::at(timestamp, producer.add(tree)).await {
         Ok(node) => Ok(json!(node.job.id())),

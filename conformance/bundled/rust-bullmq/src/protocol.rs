@@ -111,6 +111,9 @@ pub struct FlowNode {
     pub data: Value,
     pub opts: Option<FlowOpts>,
     pub children: Option<Vec<FlowNode>>,
+    /// The node's queue when it is not the op's: a qualified name (`<prefix>:<queue>`, the
+    /// queue braced under a hash-tagged profile), for a child in another queue.
+    pub queue: Option<String>,
 }
 
 /// One `when` step of a vector. Unknown fields are ignored, as the Node adapter does.

@@ -126,6 +126,20 @@ impl Session {
         self.current.as_mut().expect("enter() runs before every op")
     }
 
+    /// The SDK's name (see `sdk_name`) of the queue of a qualified name `<prefix>:<queue>`:
+    /// what a flow node in another queue gives. Under a hash-tagged profile the qualified
+    /// name already holds the braces the SDK takes.
+    pub fn sdk_name_of(&self, qualified: &str) -> Result<String, Outcome> {
+        let head = format!("{}:", self.profile.prefix);
+        match qualified.strip_prefix(&head) {
+            Some(name) if !name.is_empty() => Ok(name.to_string()),
+            _ => Err(Outcome::fail(format!(
+                "a flow node's queue {qualified:?} is not a queue of prefix {:?}",
+                self.profile.prefix
+            ))),
+        }
+    }
+
     /// The current queue's name as the SDK is given it (see `sdk_name`).
     pub fn sdk_queue_name(&self) -> String {
         self.cur().keys.name().to_string()
