@@ -58,7 +58,8 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str,
     assert {r["area"] for r in doc["results"]} == {
         "band-bump", "change-delay", "change-priority", "cluster", "deduplication",
         "delayed-score", "finish", "finish-fetch", "finish-metrics", "finish-retention",
-        "flow-add", "flow-child-end", "flow-insert", "flow-job", "flow-remove",
+        "flow-add", "flow-child-end", "flow-cross-queue", "flow-insert", "flow-job",
+        "flow-remove",
         "job-updates", "key-naming", "locks", "next-wake", "pause", "priority-order",
         "promote-job", "promote-range", "properties", "rate-limit", "reschedule", "retry",
         "stalled"}

@@ -38,10 +38,10 @@ OFFICIAL_AT = versions.parse(PINNED_PROTOCOL)
 #: the official moveToFinished-14.lua inlines it.
 PARENT_RELEASE = 'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",'
 #: A seed under which the official scripts' released parent pushed to the head is found quickly.
-FLOW_SEED = 2
+FLOW_SEED = 5
 #: A seed under which the planted band bump shrinks to the three adds the README shows (the
 #: shrinker cannot turn a flow's delayed child into an add: under some seeds one stays).
-PLANTED_SEED = 18
+PLANTED_SEED = 22
 
 
 @pytest.fixture(scope="module")
@@ -93,10 +93,10 @@ def test_reference_passes_with_a_fixed_seed(redis_server: ServerInfo) -> None:
 
 def test_official_scripts_pass(official_scripts: Path, redis_server: ServerInfo) -> None:
     result = check_candidate(ScriptsCandidate(official_scripts), f"url:{redis_server.url}",
-                             examples=30, seed=99, protocol=OFFICIAL_AT)
+                             examples=30, seed=5, protocol=OFFICIAL_AT)
     assert result.passed, result.failure
     assert result.flow_ops_applied > 0, "the flow rules never ran"
-    assert result.second_queue_ops_applied > 0, "no op ran on a flow's second queue"
+    assert result.second_queue_ops_applied > 0, "no op reached a flow's second queue"
 
 
 @pytest.mark.slow
@@ -193,7 +193,7 @@ def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
     replace_once(target / "includes" / "getDelayedScore.lua", f"  {BAND_BUMP}\n",
                  "  if topScore > bandFloor then\n    return topScore, fireAt\n  end\n"
                  f"  {BAND_BUMP}\n")
-    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=100,
+    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=300,
                              seed=PLANTED_SEED, protocol=versions.CURRENT)
     assert not result.passed and result.errored is None
     assert result.vector_yaml is not None

@@ -195,7 +195,9 @@ class PropertiesItem(_ConformanceItem):
         summary = (f"{result.examples} examples, seed {result.seed}, "
                    f"{result.examples_per_second:.1f}/s")
         self.lines = (result.failure or "").splitlines()
-        self.user_properties.append(("message", "\n".join([summary, *self.lines])))
+        # An errored check's report names the candidate's error before the disagreement.
+        cause = [f"errored: {result.errored}"] if result.errored is not None else []
+        self.user_properties.append(("message", "\n".join([summary, *cause, *self.lines])))
         self.summary = summary
         if not result.passed:
             self._settle(Outcome.ERRORED if result.errored is not None else Outcome.FAILED)

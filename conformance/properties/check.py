@@ -101,7 +101,8 @@ class PropertyResult:
     ops_applied: int = 0
     #: Of `ops_applied`, the flow ops (`conformance.properties.flow_rules.flow_op`).
     flow_ops_applied: int = 0
-    #: Of `flow_ops_applied`, those run on a flow's second queue.
+    #: Of `flow_ops_applied`, those that reach a flow's second queue (run there, or a flow
+    #: with a node there).
     second_queue_ops_applied: int = 0
 
     @property
@@ -358,7 +359,7 @@ def main(args: argparse.Namespace) -> int:
     if result.passed:
         print(f"passed: the candidate agreed with the model after each of its "
               f"{result.ops_applied} applied ops ({result.flow_ops_applied} of them flow ops, "
-              f"{result.second_queue_ops_applied} on a flow's second queue)")
+              f"{result.second_queue_ops_applied} reaching a flow's second queue)")
         return 0
     print(f"FAILED: {result.failure}")
     return 1

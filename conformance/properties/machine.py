@@ -87,7 +87,8 @@ class Context:
     applied: int = 0
     #: Of `applied`, the flow ops (`flow_rules.flow_op`).
     flow_applied: int = 0
-    #: Of `flow_applied`, the ops on a flow's second queue.
+    #: Of `flow_applied`, the ops that reach a flow's second queue (run there, or a flow
+    #: with a node there).
     second_queue_applied: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
@@ -229,7 +230,7 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
             self.ops.append(OnQueue(QUEUE2_REF, op) if elsewhere else op)
             self.ctx.applied += 1
             self.ctx.flow_applied += flow_op(op) or elsewhere
-            self.ctx.second_queue_applied += elsewhere
+            self.ctx.second_queue_applied += elsewhere or QUEUE2_REF in repr(op)
             expected: Result = result_form((self.model2 if elsewhere else self.model).apply(op))
             lines = differences(self.ctx, queues, (self.model, self.model2), op, expected,
                                 actual, unbind=flowing)

@@ -186,8 +186,8 @@ def _cases() -> list[Case]:
               "removeUnprocessedChildren of p removes its pending child from <q2>.",
               (flow(node(P, node2("c"))), RemoveUnprocessedChildren(P)), ("cross-remove",)),
         _case("adopt-job-in-other-queue",
-              "A waiting c in <q2> added again as a child of <q>:p is adopted: duplicated, and "
-              "<q2>:c in p's dependencies.",
+              "A waiting c in <q2> added again as a child of <q>:p is adopted: <q2>:c joins p's "
+              "dependencies.",
               (flow(node(P, node("k"))), on2(add("c", job_id="c")), child2("c", job_id="c")),
               ("cross-adopt",)),
         _case("adopt-completed-job-in-other-queue",
