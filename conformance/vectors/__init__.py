@@ -30,7 +30,7 @@ from typing import Any
 
 from conformance.core.errors import VectorError
 from conformance.core.resources import cache_dir, schema_path
-from conformance.vectors.refs import mentions
+from conformance.vectors.refs import refs_in
 from reference_impl import versions
 from reference_impl.keys import QUEUE2_REF, QUEUE_REF, QUEUE_REFS
 from reference_impl.ops import QUEUE_FIELD, Op, op_from_dict
@@ -331,9 +331,8 @@ def load_file(path: Path) -> VectorFile:
                 span=versions.Range(versions.parse(test["since"]),
                                     versions.parse(test["until"]) if "until" in test
                                     else None),
-                queue_refs=mentions([test["given"], test["when"], expect], QUEUE_REFS),
-                queues=2 if mentions([test["given"], test["when"], expect], (QUEUE2_REF,))
-                else 1,
+                queue_refs=bool(found := refs_in([test["given"], test["when"], expect])),
+                queues=2 if QUEUE2_REF in found else 1,
                 on=_on(test["when"]),
             )
         )

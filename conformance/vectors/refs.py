@@ -12,18 +12,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.keys import QUEUE_REF
+from reference_impl.keys import QUEUE_REF, QUEUE_REFS
+
+
+def refs_in(value: Any) -> frozenset[str]:
+    """Which of `QUEUE_REFS` occur in a vector value (its strings, mapping keys too)."""
+    # One iterative walk: loading reads every vector's values this way, on every run.
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "<q" in item:
+                found.update(ref for ref in QUEUE_REFS if ref in item)
+                if len(found) == len(QUEUE_REFS):
+                    break
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return frozenset(found)
 
 
 def mentions(value: Any, refs: tuple[str, ...] = (QUEUE_REF,)) -> bool:
     """Whether any of `refs` occurs in a vector value."""
-    if isinstance(value, str):
-        return any(ref in value for ref in refs)
-    if isinstance(value, dict):
-        return any(mentions(k, refs) or mentions(v, refs) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(mentions(item, refs) for item in value)
-    return False
+    return not refs_in(value).isdisjoint(refs)
 
 
 def replaced(value: Any, old: str, new: str) -> Any:
