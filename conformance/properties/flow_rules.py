@@ -263,24 +263,7 @@ class FlowRules(FlowState):
         and fetch-next: its parent records it, by its policy, and is released when nothing
         else is pending. With no child running, a worker fetches the next job first and
         ends that one."""
-        failed, keep, fetch_next = end
-        held = self._held_children()
-        if held:
-            job_id, token = held[index % len(held)]
-        else:
-            self.fetches += 1
-            token = f"tok-{self.fetches}"
-            fetched = self._apply(MoveToActive(self.now, token=token))
-            if not isinstance(fetched, dict) or fetched.get("job") is None:
-                return
-            job_id = fetched["job"]
-            self.fetched.append((job_id, token))
-        fields = {"failedReason": "boom", "stacktrace": "[]"} if failed else None
-        returned = self._apply(MoveToFinished(
-            job_id, self.now, "failed" if failed else "completed",
-            "boom" if failed else f'"{job_id} done"', token, keep, 0, fields, fetch_next))
-        if isinstance(returned, dict) and returned.get("job") is not None:
-            self.fetched.append((returned["job"], token))
+        self._end_child(index, end, self._held_children(), self.fetched, False)
 
     @precondition(_has_children_elsewhere)
     @rule(index=st.integers(0, 7),
@@ -289,27 +272,35 @@ class FlowRules(FlowState):
                                ) -> None:
         """`finish_child` by a worker of the second queue: its parent, in the first queue,
         records it there and is released there."""
-        failed, keep, fetch_next = end
         store = self.model2.store
         held = [(job_id, token) for job_id, token in self.fetched2
                 if store.get(f"{job_id}:lock") == token]
+        self._end_child(index, end, held, self.fetched2, True)
+
+    def _end_child(self, index: int, end: tuple[bool, dict[str, Any], bool],
+                   held: list[tuple[str, str]], fetched: list[tuple[str, str]],
+                   elsewhere: bool) -> None:
+        """A worker's turn on a child of the first queue or (`elsewhere`) the second: one of
+        the `held` children, or the next job it fetches (noted in `fetched`, as is a
+        fetch-next's job), completed or failed as `end` says."""
+        failed, keep, fetch_next = end
         if held:
             job_id, token = held[index % len(held)]
         else:
             self.fetches += 1
             token = f"tok-{self.fetches}"
-            fetched = self._apply(MoveToActive(self.now, token=token), elsewhere=True)
-            if not isinstance(fetched, dict) or fetched.get("job") is None:
+            taken = self._apply(MoveToActive(self.now, token=token), elsewhere=elsewhere)
+            if not isinstance(taken, dict) or taken.get("job") is None:
                 return
-            job_id = fetched["job"]
-            self.fetched2.append((job_id, token))
+            job_id = taken["job"]
+            fetched.append((job_id, token))
         fields = {"failedReason": "boom", "stacktrace": "[]"} if failed else None
         returned = self._apply(MoveToFinished(
             job_id, self.now, "failed" if failed else "completed",
             "boom" if failed else f'"{job_id} done"', token, keep, 0, fields, fetch_next),
-            elsewhere=True)
+            elsewhere=elsewhere)
         if isinstance(returned, dict) and returned.get("job") is not None:
-            self.fetched2.append((returned["job"], token))
+            fetched.append((returned["job"], token))
 
     @precondition(_has_parents)
     @rule(ref=st.integers(-1, 7),

@@ -124,8 +124,8 @@ def _cases() -> list[Case]:
               "m waits in <q2>.",
               (flow(node(P, node2("m", node("l")))),), ("cross-link",)),
         _case("child-completes-parent-released",
-              "The child completes in <q2>: p's processed gets <q2>:c, p goes to <q>'s wait with "
-              "<q>'s marker and event.",
+              "The child completes in <q2>: p's processed gets <q2>:c; p goes to <q>'s wait, "
+              "marker, events.",
               (*_taken(), on2(complete("c"))), ("cross-release",)),
         _case("release-prioritized-in-parent-queue",
               "A released priority-3 parent goes to <q>'s prioritized, at <q>'s pc.",
