@@ -65,7 +65,7 @@ from conformance.properties.machine import (
 )
 from conformance.run.serial import drop_connections
 from conformance.run.spec import profile_for
-from conformance.servers import client_for_url, health
+from conformance.servers import capabilities, client_for_url, health
 from conformance.state import snapshot
 from conformance.state.keytracker import KeyTracker, TrackingRefused
 from reference_impl import versions
@@ -283,7 +283,8 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         unsure = 0
         for tries in (1, 2):
             ctx = Context(candidate, client, queue_names, key_profile, chosen, protocol,
-                           private=private and not cluster, finder=finder)
+                           private=private and not cluster, finder=finder,
+                           second_queue=capabilities.shared_slot(key_profile, cluster))
             outcome = _attempt(ctx, config)
             unsure += outcome.unsure is not None
             if ctx.infra is None and outcome.failure is None and outcome.unsure is None:

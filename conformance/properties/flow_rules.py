@@ -113,6 +113,8 @@ class FlowState(MachineState):
     elsewhere: set[str]
     #: Of those, the fetched ones with their tokens (a worker of the second queue).
     fetched2: list[tuple[str, str]]
+    #: The check's shared context (`conformance.properties.machine.Context`).
+    ctx: Any
 
     def _no_pending(self, job_id: str) -> bool:
         """Whether `job_id` has no pending child (the model's `:dependencies`), so that one
@@ -186,7 +188,7 @@ class FlowRules(FlowState):
         root, leaf = f"f{self.flows}", f"f{self.flows}c"
         leaf_node = _node(leaf, _with_policy(_route_opts(leaf_route, delay, priority),
                                              policies[0]))
-        if elsewhere:
+        if elsewhere and self.ctx.second_queue:
             leaf_node["queue"] = QUEUE2_REF
             self.elsewhere.add(leaf)
         links = [(leaf, root)]

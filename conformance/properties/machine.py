@@ -97,6 +97,9 @@ class Context:
     unusable: CandidateUnusable | None = None
     #: A single server the suite started: snapshots may scan inside their read script.
     private: bool = False
+    #: Flows may put a child in a second queue (`capabilities.shared_slot`: not on a cluster
+    #: whose profile puts each queue in its own hash slot).
+    second_queue: bool = True
     #: Lists a queue's keys on a server holding keys not ours (the run's key tracker), so that
     #: a snapshot never scans a crowded keyspace; None: SCAN (inside the read when `private`).
     finder: snapshot.KeyFinder | None = None

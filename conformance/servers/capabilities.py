@@ -53,6 +53,12 @@ def not_cluster_safe(profile: KeyProfile) -> str | None:
     )
 
 
+def shared_slot(profile: KeyProfile, cluster: bool) -> bool:
+    """Whether two queues' keys may meet in one script (a flow across queues): anywhere but
+    on a cluster, where only a hash-tagged prefix puts every queue in one slot."""
+    return not cluster or (not profile.hash_tag and "{" in profile.prefix)
+
+
 def unmet(needs: tuple[str, ...], profile: KeyProfile, server: ServerInfo | None) -> str | None:
     """The first need this profile and server lack, as a skip reason; None when all are met."""
     for need in needs:
@@ -61,9 +67,7 @@ def unmet(needs: tuple[str, ...], profile: KeyProfile, server: ServerInfo | None
                 return (f"needs hash-tag: profile {profile.name} puts one queue's keys in "
                         f"several hash slots")
         elif need == "shared-slot":
-            # A flow across queues: one script writes both queues' keys.
-            if server is not None and server.cluster and (profile.hash_tag
-                                                          or "{" not in profile.prefix):
+            if not shared_slot(profile, server is not None and server.cluster):
                 return (f"needs shared-slot: on a cluster, a flow across two queues needs both "
                         f"in one hash slot (a hash-tagged prefix, such as '{{bull}}'); profile "
                         f"{profile.name} puts each queue in its own")
