@@ -47,6 +47,26 @@ def split_keys(given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return own, other
 
 
+def world(protocol: Version, given: Mapping[str, Any] | None = None
+          ) -> tuple[QueueModel, QueueModel]:
+    """A vector's two queues as models joined in one world (`<q>`, `<q2>`), seeded with
+    `given` (`split_keys`)."""
+    own, other = split_keys(given or {})
+    first = QueueModel(form_to_store(own), protocol)
+    second = QueueModel(form_to_store(other), protocol, ref=QUEUE2_REF)
+    first.join(second)
+    return first, second
+
+
+def world_keys(first: QueueModel, second: QueueModel | None = None) -> dict[str, Any]:
+    """`expected_keys` of a queue, and of a second one (its keys named `<q2>:<suffix>`)."""
+    keys = expected_keys(store_to_form(first.store))
+    if second is not None:
+        keys |= {f"{QUEUE2_REF}:{suffix}": entry
+                 for suffix, entry in expected_keys(store_to_form(second.store)).items()}
+    return dict(sorted(keys.items()))
+
+
 def expect_for(given: Mapping[str, Any], when: Iterable[Step], *, profile: str | None = None,
                one_slot: bool = False, protocol: Version = CURRENT) -> dict[str, Any]:
     """Run ops on a seeded queue through the model at `protocol`; return a vector's `expect`.
@@ -54,26 +74,16 @@ def expect_for(given: Mapping[str, Any], when: Iterable[Step], *, profile: str |
     `profile` adds the full `key_names` of that key profile; `one_slot` the one-slot check.
     """
     steps = [step_parts(step) for step in when]
-    own, other = split_keys(given)
-    model = QueueModel(form_to_store(own), protocol)
-    second: QueueModel | None = None
-    models = {QUEUE_REF: model}
-    if other or any(queue is not None for queue, _ in steps) or QUEUE2_REF in repr(
-            (given, list(when))):
-        second = QueueModel(form_to_store(other), protocol, ref=QUEUE2_REF)
-        model.join(second)
-        models[QUEUE2_REF] = second
+    model, second = world(protocol, given)
+    models = {QUEUE_REF: model, QUEUE2_REF: second}
     returns = [result_form(models[queue or QUEUE_REF].apply(op)) for queue, op in steps]
-    written = store_to_form(model.store)
-    keys = expected_keys(written)
-    if second is not None:
-        keys = dict(sorted({**keys, **{f"{QUEUE2_REF}:{suffix}": entry for suffix, entry
-                                       in expected_keys(store_to_form(second.store)).items()}
-                            }.items()))
+    # The second queue's keys are expected only where the vector names it.
+    crossing = QUEUE2_REF in repr((given, list(when)))
+    keys = world_keys(model, second if crossing else None)
     expect: dict[str, Any] = {"returns": returns, "keys": keys}
     if profile is not None:
         expect["key_names"] = sorted(PROFILES[profile].key(QUEUE_PLACEHOLDER, s)
-                                     for s in written)
+                                     for s in store_to_form(model.store))
     if one_slot:
         expect["one_slot"] = True
     return expect

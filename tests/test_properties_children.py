@@ -9,7 +9,7 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,24 +154,37 @@ def test_the_childs_queues_are_out_of_the_batches_reach(run: Run,
         run.client.delete(child)
 
 
-def test_a_signal_between_two_forks_leaves_no_child_behind(
-        run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def _forks_recorded(monkeypatch: pytest.MonkeyPatch,
+                    then: Callable[[list[int]], None] | None = None) -> list[int]:
+    """Two CPUs for the children, and the pid of each child forked from now on, in order
+    (`then` runs after each fork, with the pids so far)."""
     monkeypatch.setattr(children.os, "cpu_count", lambda: 2)
     fork = multiprocessing.get_context("fork").Process
     original = fork.start
     forked: list[int] = []
 
-    def start_then_signal(self: Any) -> None:
+    def start_and_record(self: Any) -> None:
         original(self)
         assert self.pid is not None
         forked.append(self.pid)
+        if then is not None:
+            then(forked)
+
+    monkeypatch.setattr(fork, "start", start_and_record)
+    return forked
+
+
+def test_a_signal_between_two_forks_leaves_no_child_behind(
+        run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    def signal_once(forked: list[int]) -> None:
         if len(forked) == 1:  # as a Ctrl-C that lands before the child is on the list
             os.kill(os.getpid(), signal.SIGTERM)
+
+    forked = _forks_recorded(monkeypatch, signal_once)
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fork, "start", start_then_signal)
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -185,18 +198,8 @@ def test_the_children_are_held_before_start_returns(run: Run,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # The plugin holds `into` before the call: a signal that lands as start() returns (after
     # the last fork, before the caller's assignment) still finds every child there to stop.
-    monkeypatch.setattr(children.os, "cpu_count", lambda: 2)
     held = children.PropertiesChildren([], {})
-    fork = multiprocessing.get_context("fork").Process
-    original = fork.start
-    seen: list[int] = []
-
-    def start_and_count(self: Any) -> None:
-        original(self)
-        assert self.pid is not None
-        seen.append(self.pid)
-
-    monkeypatch.setattr(fork, "start", start_and_count)
+    seen = _forks_recorded(monkeypatch)
     try:
         assert children.start(run, [("a", 400, 1), ("b", 400, 2)], into=held) is held
         assert [child.process.pid for child in held.children] == seen and len(seen) == 2

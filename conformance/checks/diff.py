@@ -84,16 +84,16 @@ def _first_difference(vector: Vector, a: Candidate, b: Candidate, client: Any,
                       names: QueueNames, profile_name: str, protocol: Version) -> list[str]:
     profile = profile_for(profile_name)
     # A flow across queues runs in two queues on each side.
-    qa = tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues))
-    qb = tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues))
+    qa = binding.fresh_queues(vector, profile, names, protocol)
+    qb = binding.fresh_queues(vector, profile, names, protocol)
     try:
         va, vb = binding.bound(vector, qa), binding.bound(vector, qb)
         seed(client, qa[0], dict(va.given), others=qa[1:])
         seed(client, qb[0], dict(vb.given), others=qb[1:])
-        for index, (op, op_a, op_b) in enumerate(zip(vector.when, va.when, vb.when,
-                                                     strict=True), 1):
-            on = vector.on[index - 1] if vector.on else 0
-            ra, rb = _apply(a, client, qa[on], op_a), _apply(b, client, qb[on], op_b)
+        steps = zip(vector.when, va.when, vb.when, binding.op_queues(vector, qa),
+                    binding.op_queues(vector, qb), strict=True)
+        for index, (op, op_a, op_b, on_a, on_b) in enumerate(steps, 1):
+            ra, rb = _apply(a, client, on_a, op_a), _apply(b, client, on_b, op_b)
             ra, rb = binding.unbound(ra, qa[0], qa[1:]), binding.unbound(rb, qb[0], qb[1:])
             lines = [] if ra == rb else [f"return: A {ra!r}, B {rb!r}"]
             sa, sb = _state(client, qa), _state(client, qb)

@@ -44,8 +44,7 @@ from conformance.state import compare, snapshot
 from conformance.state.keytracker import KeysFlushed
 from reference_impl import versions
 from reference_impl.cases import T
-from reference_impl.expected import expect_for, expected_keys
-from reference_impl.form import store_to_form
+from reference_impl.expected import expect_for, world, world_keys
 from reference_impl.generate import dump
 from reference_impl.keys import QUEUE2_REF, KeyProfile
 from reference_impl.model import QueueModel
@@ -152,11 +151,9 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
         self.ctx = context
         context.runs += 1
         self.queue = QueueRef(context.profile, context.queue_names.next(), context.protocol)
-        self.model = QueueModel(protocol=context.protocol)
         #: The second queue of flows across queues, and its model (in the first's world).
         self.queue2 = QueueRef(context.profile, context.queue_names.next(), context.protocol)
-        self.model2 = QueueModel(protocol=context.protocol, ref=QUEUE2_REF)
-        self.model.join(self.model2)
+        self.model, self.model2 = world(context.protocol)
         #: An op has run on the second queue: both queues are compared after each op.
         self.crossing = False
         self.now = START
@@ -279,11 +276,8 @@ def differences(ctx: Context, queues: Sequence[QueueRef], models: Sequence[Queue
                                       for other in others])
     if unbind:
         snap = binding.unbound_snapshot(snap, queue, others)
-    wanted = expected_keys(store_to_form(models[0].store))
-    if others:
-        wanted |= {f"{QUEUE2_REF}:{suffix}": entry for suffix, entry
-                   in expected_keys(store_to_form(models[1].store)).items()}
-    lines += compare.compare_keys(wanted, snap.keys)
+    lines += compare.compare_keys(world_keys(models[0], models[1] if others else None),
+                                  snap.keys)
     for each in queues:
         lines += [f"key outside BASE {each.base!r}: {name}" for name in snap.stray
                   if each.name in name]
@@ -296,9 +290,7 @@ def replay(ctx: Context, ops: Sequence[Step]) -> list[str] | None:
     difference's lines, or None when every op agrees this time."""
     queues = (QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol),
               QueueRef(ctx.profile, ctx.queue_names.next(), ctx.protocol))
-    models = (QueueModel(protocol=ctx.protocol),
-              QueueModel(protocol=ctx.protocol, ref=QUEUE2_REF))
-    models[0].join(models[1])
+    models = world(ctx.protocol)
     crossing = any(step_parts(step)[0] is not None or QUEUE2_REF in repr(step)
                    for step in ops)
     compared = queues if crossing else queues[:1]

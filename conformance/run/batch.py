@@ -448,19 +448,15 @@ def _plan(vectors: Sequence[Vector], candidate: ScriptsCandidate, profile: KeyPr
         if skipped is not None:
             done[index] = skipped
             continue
-        queue = QueueRef(profile, names.next(), protocol)
-        others = tuple(QueueRef(profile, names.next(), protocol)
-                       for _ in range(vector.queues - 1))
-        queues = (queue, *others)
+        queue, *others = queues = binding.fresh_queues(vector, profile, names, protocol)
         vector = binding.bound(vector, queues)
-        targets = [queues[vector.on[i]] if vector.on else queue for i in range(len(vector.when))]
         try:
-            ops = tuple((target, candidate.plan(target, op))
-                        for target, op in zip(targets, vector.when, strict=True))
+            ops = tuple((target, candidate.plan(target, op)) for target, op
+                        in zip(binding.op_queues(vector, queues), vector.when, strict=True))
         except CandidateError:  # a missing script: the serial path says which op needs it
             serial.append(index)
             continue
-        planned.append(_Planned(index, vector, queue, others, ops))
+        planned.append(_Planned(index, vector, queue, tuple(others), ops))
     return Ticket(vectors, protocol, done, serial, planned)
 
 

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from conformance.core.queues import QueueRef
+from conformance.core.queues import QueueNames, QueueRef
 from conformance.state.snapshot import Snapshot
 from conformance.vectors import Vector
 from conformance.vectors.refs import mentions, replaced, taken_out
-from reference_impl.keys import QUEUE_REFS
+from reference_impl.keys import QUEUE_REFS, KeyProfile
 from reference_impl.ops import Op, op_from_dict, op_to_dict
+from reference_impl.versions import Version
 
 
 def qualified(queue: QueueRef) -> str:
@@ -31,6 +32,17 @@ def _put_all(value: Any, queues: Sequence[QueueRef]) -> Any:
     for ref, queue in zip(QUEUE_REFS, queues, strict=False):
         value = replaced(value, ref, qualified(queue))
     return value
+
+
+def fresh_queues(vector: Vector, profile: KeyProfile, names: QueueNames, protocol: Version
+                 ) -> tuple[QueueRef, ...]:
+    """The fresh queues a vector runs in: one, and a second for a flow across queues."""
+    return tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues))
+
+
+def op_queues(vector: Vector, queues: Sequence[QueueRef]) -> list[QueueRef]:
+    """The queue each of the vector's ops runs on (`Vector.on`), of its `queues`."""
+    return [queues[on] for on in vector.on] if vector.on else [queues[0]] * len(vector.when)
 
 
 def bound(vector: Vector, queues: Sequence[QueueRef]) -> Vector:

@@ -89,10 +89,8 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
     skipped = skip_verdict(vector, candidate, profile, server, protocol)
     if skipped is not None:
         return skipped
-    queue = QueueRef(profile, names.next(), protocol)
-    # A flow across queues runs in a second fresh queue too (`<q2>`).
-    others = tuple(QueueRef(profile, names.next(), protocol) for _ in range(vector.queues - 1))
-    vector = binding.bound(vector, (queue, *others))
+    queue, *others = queues = binding.fresh_queues(vector, profile, names, protocol)
+    vector = binding.bound(vector, queues)
     snap: snapshot.Snapshot | None = None
     early: Verdict | None = None  # the candidate broke, or skipped an op: no snapshot
     interrupted = False
@@ -104,8 +102,7 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
             if seeded is not None and connection is not None:
                 seeded.append(connection)
             results: list[Any] = []
-            for index, op in enumerate(vector.when):
-                target = (queue, *others)[vector.on[index]] if vector.on else queue
+            for target, op in zip(binding.op_queues(vector, queues), vector.when, strict=True):
                 early = _apply(vector, candidate, client, target, op, results)
                 if early is not None:
                     break
@@ -139,12 +136,12 @@ def _run(vector: Vector, candidate: Candidate, client: redis.Redis, profile: Key
                         for other in others:
                             snapshot.take(client, other, finder, delete=True, private=True)
                     else:
-                        for each in (queue, *others):
+                        for each in queues:
                             snapshot.delete_queue(client, each, finder=finder)
             elif snap is not None:
                 snapshot.unlink_names(client, snap.names)
             else:
-                for each in (queue, *others):
+                for each in queues:
                     snapshot.delete_queue(client, each, finder=finder)
     except REDIS_DOWN as exc:
         raise InfrastructureError(health.connection_lost(exc)) from None
