@@ -94,7 +94,8 @@ def test_bench_prints_the_failing_candidate_line(
     assert cli.main(["bench", "--redis", redis_url, "--repeat", "1", "--foreign-keys", "5000",
                      "--foreign-timeout", "30"]) == 0
     assert crowded_specs == ["local"]  # beside a url: server, servers of our own are local ones
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
     _check_scale_lines(out)
     start = next(i for i, line in enumerate(out) if line.startswith("  failing candidate"))
     assert EVERY_ENTRY_DIFFERS.name in out[start] and "target: failing <= 1.5x" in out[start]
@@ -107,6 +108,23 @@ def test_bench_prints_the_failing_candidate_line(
     assert default.startswith("    full default run          : passing   2.00 s, failing   "
                               "2.50 s, ratio 1.25x")
     assert failing_dirs and not any(d.exists() for d in failing_dirs)  # cleaned up
+    scaled = next(i for i, line in enumerate(out) if line.startswith("  this machine:"))
+    assert out[scaled + 1].startswith("    scaled to that machine (an estimate): full default "
+                                      "run ")
+    assert "mutants reference " in out[scaled + 1] and "mutants official" not in out[scaled + 1]
+    # A step line as each long step starts, on stderr: the figures come at the end.
+    steps = captured.err.splitlines()
+    assert steps[0] == "bench: loading the vectors..." and "bench: mutants..." in steps
+
+
+def test_the_scaled_figures_divide_by_the_floors_ratio() -> None:
+    # A floor twice the targets' machine's: every figure halves; one not measured is left out.
+    floor = figures.TARGET_MACHINE_FLOOR_MS * 2
+    head, scaled = figures.scaled_lines(floor, {"full default run": 3.0, "mutants x": 9.0,
+                                                "mutants y": None})
+    assert "2.00x the 0.238 ms" in head
+    assert scaled == "    scaled to that machine (an estimate): full default run 1.50 s, " \
+                     "mutants x 4.50 s"
 
 
 def test_an_erroring_vector_ends_the_failing_pass(

@@ -10,6 +10,7 @@ import pytest
 from conformance import cli
 from conformance.checks import mutants
 from conformance.checks.mutant_catalog import CATALOG, QUEUE_MUTANTS, Mutant
+from conformance.checks.mutant_hints import FIRST_TRIED
 from conformance.core.resources import lua_dir
 from conformance.run.spec import profile_for
 from conformance.vectors import Vector
@@ -148,3 +149,37 @@ def test_every_mutant_is_killed(scripts: str, redis_url: str, official_scripts: 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "100%" in proc.stdout
     assert f"{len(CATALOG)}/{len(CATALOG)} killed" in proc.stdout
+
+
+def test_every_mutant_has_a_hint_naming_a_current_vector(all_vectors: list[Vector]) -> None:
+    current = {v.id for v in mutants.order_vectors(all_vectors, profile_for("bullmq"))}
+    assert set(FIRST_TRIED) == {m.name for m in CATALOG}
+    stale = {name: hint for name, hint in FIRST_TRIED.items() if hint not in current}
+    assert not stale, "hints naming no vector of the current protocol"
+
+
+def _one_mutant(monkeypatch: pytest.MonkeyPatch, redis_url: str,
+                capsys: pytest.CaptureFixture[str], hint: str) -> str:
+    """The line `mutants` prints for shift-0x800 (a delayed add's score shifted 11 bits, not
+    12) run first against `hint`."""
+    mutant = next(m for m in CATALOG if m.name == "shift-0x800")
+    monkeypatch.setattr(mutants, "CATALOG", (mutant,))
+    monkeypatch.setattr(mutants, "FIRST_TRIED", {mutant.name: hint})
+    assert cli.main(["mutants", "--redis", redis_url]) == 0
+    return next(line for line in capsys.readouterr().out.splitlines()
+                if line.strip().startswith("shift-0x800"))
+
+
+def test_the_hinted_vector_runs_first(monkeypatch: pytest.MonkeyPatch, redis_url: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # Any delayed add kills it; without the hint another vector does first.
+    line = _one_mutant(monkeypatch, redis_url, capsys, "delayed-score/delay-5000")
+    assert "killed" in line and "delayed-score/delay-5000" in line
+
+
+def test_a_hint_that_does_not_kill_costs_time_not_the_verdict(
+        monkeypatch: pytest.MonkeyPatch, redis_url: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Pausing a queue computes no delayed score: the other vectors still run and kill it.
+    line = _one_mutant(monkeypatch, redis_url, capsys, "pause/legacy-rename")
+    assert "killed" in line and "pause/legacy-rename" not in line

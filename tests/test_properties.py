@@ -147,7 +147,11 @@ def test_broken_band_bump_fails_with_a_short_vector(broken_result: PropertyResul
     assert (vector["flags"], vector["given"]) == ([], {})
     assert 2 <= len(vector["when"]) <= 6, vector["when"]
     assert len(vector["expect"]["returns"]) == len(vector["when"])
-    assert vector["when"][0]["timestamp"] >= 1_700_000_000_000
+    # Clocks are explicit (never wall time). Not every op has one, and the shrunk sequence of
+    # this seed once began with such an op in a loaded full run (not alone), so any op may come
+    # first.
+    stamps = [op["timestamp"] for op in vector["when"] if "timestamp" in op]
+    assert stamps and min(stamps) >= 1_700_000_000_000
 
 
 @pytest.mark.slow

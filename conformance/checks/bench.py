@@ -266,6 +266,7 @@ def main(args: argparse.Namespace) -> int:
     if args.foreign_keys < 0 or args.foreign_timeout <= 0:
         raise UsageError("--foreign-keys must be >= 0 and --foreign-timeout > 0")
     vectors_dir = bundled_vectors()
+    figures.progress("loading the vectors")
     start = time.perf_counter()
     files = load_dir(vectors_dir)
     load_seconds = time.perf_counter() - start
@@ -278,6 +279,7 @@ def main(args: argparse.Namespace) -> int:
             url = servers.client_for(info).connection_pool.connection_kwargs
             recording = RecordingRedis(host=url["host"], port=url["port"], db=url.get("db", 0),
                                        decode_responses=True)
+            figures.progress("the harness, one by one and in batches, and the bare replays")
             _harness_pass(vectors, recording)  # warm-up, and the command log for the replay
             client = servers.client_for(info)
             serial = min(_harness_pass(vectors, client) for _ in range(repeat))
@@ -287,26 +289,35 @@ def main(args: argparse.Namespace) -> int:
             bare = min(_timed(lambda: replay(client, recording.log)) for _ in range(repeat))
             piped = min(_timed(lambda: figures.replay_pipelined(client, recording.log))
                         for _ in range(repeat))
+            figures.progress("the cost per vector at 1x, 2x and 4x the set")
             scales = figures.scaling(run, vectors, client, repeat)
+            figures.progress("a failing candidate")
             failing_pass(vectors, client, broken)  # warm-up: load the scripts
             failing = min((failing_pass(vectors, client, broken) for _ in range(repeat)),
                           key=lambda f: f.seconds)
             engine = f"{info.kind} {info.engine} {info.version}"
         spec = f"scripts:{broken.directory}"
+        figures.progress("full runs, passing and failing, in new processes")
         vectors_only = _pass_fail_seconds(redis_spec, repeat, spec, "--examples", "0")
         default_run = _pass_fail_seconds(redis_spec, repeat, spec)
     commands = sum(len(batch) for _, batch in recording.log)
+    figures.progress("loading the vectors from scratch")
     cold = _cold_load_seconds(vectors_dir)
     full = min(_run_seconds(redis_spec) for _ in range(repeat))
+    figures.progress("mutants")
     mutants = {scripts: figures.mutants_seconds(scripts, redis_spec)
                for scripts in ("reference", "official")}
     # The crowded figure needs servers of our own: of the bench's spec, or `local` when that
     # names a server we do not start or a cluster.
     own = "local" if servers.parse_spec(redis_spec).kind in ("url", "cluster") else redis_spec
+    figures.progress(f"url: runs beside {args.foreign_keys:,} foreign keys")
     crowded = figures.crowded_runs(args.foreign_keys, args.foreign_timeout, spec=own)
+    figures.progress("the official clients")
     sdks = _sdk_seconds(redis_spec, repeat)
+    figures.progress("-n 2 against serial runs")
     plain = _speedup(redis_spec, repeat)
     heavy = _speedup(redis_spec, 1, "--examples", str(HEAVY_EXAMPLES))
+    figures.progress("the plugin's cost to other pytest runs")
     plugin = [("pytest --version", _plugin_overhead(["--version"])),
               ("pytest, nothing to collect", _plugin_overhead(["-q", "-p", "no:cacheprovider"]))]
     ran = sum(1 for v in vectors if v.profile in (None, "bullmq"))
@@ -336,6 +347,10 @@ def main(args: argparse.Namespace) -> int:
     for line in [*figures.mutants_lines(mutants), *figures.crowded_lines(crowded)]:
         print(line)
     for line in _sdk_lines(sdks):
+        print(line)
+    for line in figures.scaled_lines(piped / ran * 1000, {
+            "full default run": full, "harness": harness,
+            **{f"mutants {scripts}": seconds for scripts, seconds in mutants.items()}}):
         print(line)
     print(f"  parallel, -n 2 on {os.cpu_count()} CPUs (new processes, same seed):")
     for label, (serial, parallel) in (("default run", plain),

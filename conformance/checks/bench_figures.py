@@ -283,3 +283,26 @@ def crowded_lines(found: list[Crowded]) -> list[str]:
             lines.append(f"{head}, crowded {run.crowded:6.2f} s, ratio "
                          f"{run.crowded / run.empty:5.2f}x{failed}")
     return lines
+
+
+#: The bare pipelined replay's time per vector on the machine the seconds targets were set on
+#: (the README's CI figures: 0.107 s for 450 vectors). Machines here differ by 2-3x.
+TARGET_MACHINE_FLOOR_MS = 0.107 / 450 * 1000
+
+
+def scaled_lines(floor_ms: float, seconds: dict[str, float | None]) -> list[str]:
+    """The seconds figures scaled to the targets' machine by the floor's time per vector on
+    this one: an estimate (it assumes Python start-up and Redis slow down alike), printed
+    beside the measured figures, never in their place."""
+    factor = TARGET_MACHINE_FLOOR_MS / floor_ms
+    shown = ", ".join(f"{label} {value * factor:.2f} s" for label, value in seconds.items()
+                      if value is not None)
+    return [f"  this machine: bare pipelined replay {floor_ms:.3f} ms a vector, "
+            f"{1 / factor:.2f}x the {TARGET_MACHINE_FLOOR_MS:.3f} ms of the machine the seconds "
+            f"targets were set on;",
+            f"    scaled to that machine (an estimate): {shown}"]
+
+
+def progress(step: str) -> None:
+    """One line on stderr as a step of the bench starts: it runs for minutes."""
+    print(f"bench: {step}...", file=sys.stderr, flush=True)

@@ -4,11 +4,12 @@ For each mutant of `conformance.mutant_catalog`, the scripts directory is copied
 directory, the mutant's textual replacements are applied, and the vectors are run against the
 copy (`ScriptsCandidate` + `conformance.run.batch.run_vectors`, in-process, on one Redis; pipelined
 in batches of 1, 2, 4, ... on a server the suite started) until one fails or errors:
-the mutant is *killed* by that vector. A mutant no vector catches *survived*. Vectors that call a
-script the mutant changed (after its includes are inlined) run first, since no other vector can
-tell the copy from the original; among them, the small vectors that killed earlier mutants come
-first, then the rest cheap first (fewest ops, seeded and expected members). So most mutants die
-within a few vectors; the other vectors still run, last, before a mutant is declared a survivor.
+the mutant is *killed* by that vector. A mutant no vector catches *survived*. The vector
+`mutant_hints.FIRST_TRIED` names for the mutant runs first, alone. Then vectors that call a
+script the mutant changed (after its includes are inlined), since no other vector can tell the
+copy from the original; among them, the small vectors that killed earlier mutants come first,
+then the rest cheap first (fewest ops, seeded and expected members). So most mutants die in
+their first batch; the other vectors still run, last, before a mutant is declared a survivor.
 
 A killing vector must pass on the unmutated scripts; one that does not is excluded (and named),
 so a directory with known failures still gets a meaningful score.
@@ -23,7 +24,7 @@ import argparse
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -34,6 +35,7 @@ from conformance.candidates.clients.package import installed_scripts
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.candidates.scripts.includes import resolve, resolve_with_files
 from conformance.checks.mutant_catalog import CATALOG, Mutant, Replacement
+from conformance.checks.mutant_hints import FIRST_TRIED
 from conformance.core.errors import Exit, HarnessError, UsageError
 from conformance.core.outcomes import Outcome
 from conformance.core.pins import PINNED_PROTOCOL, PINNED_VERSION
@@ -321,8 +323,9 @@ class MutationRun:
                                      texts=self._scripts.mutated(changed))
         killer: Vector | None = None
         affected = scripts_using(self._files, changed)
-        order = [v for v in dict((v.id, v) for v in sorted(
-            [*self._killers, *self.vectors], key=lambda v: not self._calls[v.id] & affected)
+        hint = self._by_id.get(FIRST_TRIED.get(mutant.name, ""))
+        order = [v for v in dict((v.id, v) for v in [*([hint] if hint else []), *sorted(
+            [*self._killers, *self.vectors], key=lambda v: not self._calls[v.id] & affected)]
         ).values() if self._baseline_ok.get(v.id) is not False]
         for batch in batches(order):
             verdicts = run_vectors(batch, candidate, self.client, self.profile, self.names,
@@ -353,16 +356,22 @@ class MutationRun:
         """
         area = [v for v in self.vectors if v.area == killer.area and v.id != killer.id]
         tried = [v for v in [killer, *area] if v.id in self.older][:NAMING_TRIES]
-        named: list[Vector] = []
-        unexplained = 0
+        failing: list[tuple[Vector, set[str]]] = []
         for verdict in run_vectors(tried, candidate, self.client, self.profile, self.names,
                                    self.server, protocol=self.protocol):
-            current = self._by_id[verdict.vector.id]
-            if verdict.outcome is Outcome.PASSED:
-                continue
-            wrong = differing_keys(verdict.diff)
+            if verdict.outcome is not Outcome.PASSED:
+                failing.append((self._by_id[verdict.vector.id], differing_keys(verdict.diff)))
+        # Every variant of every failing vector in one batch (one round trip), rather than
+        # one by one up to the first that explains: a few more vectors, far fewer waits.
+        variants = [variant for current, wrong in failing if wrong
+                    for variant in self.older[current.id]]
+        explains = dict(zip(map(id, variants), self._explaining(variants, candidate),
+                            strict=True))
+        named: list[Vector] = []
+        unexplained = 0
+        for current, wrong in failing:
             match = next((variant for variant in self.older[current.id]
-                          if wrong and self._explains(variant, candidate, wrong)), None)
+                          if wrong and explains[id(variant)](wrong)), None)
             if match is None:
                 unexplained += 1
             else:
@@ -371,11 +380,21 @@ class MutationRun:
         return named[0] if len(named) >= 2 and len(named) > unexplained and len(ends) == 1 \
             else None
 
-    def _explains(self, variant: Vector, candidate: ScriptsCandidate, wrong: set[str]) -> bool:
-        old = run_vector(replace(variant, span=versions.ALWAYS), candidate, self.client,
-                         self.profile, self.names, protocol=self.protocol)
-        return old.outcome is Outcome.PASSED or (
-            old.outcome is Outcome.FAILED and not wrong & differing_keys(old.diff))
+    def _explaining(self, variants: list[Vector], candidate: ScriptsCandidate
+                    ) -> list[Callable[[set[str]], bool]]:
+        """For each older variant, run as if current: whether it explains a failure on the
+        keys `wrong` (it passes, or fails on none of them)."""
+        if not variants:
+            return []
+        verdicts = run_vectors([replace(variant, span=versions.ALWAYS) for variant in variants],
+                               candidate, self.client, self.profile, self.names, self.server,
+                               protocol=self.protocol)
+
+        def explaining(outcome: Outcome, differs: set[str]) -> Callable[[set[str]], bool]:
+            return lambda wrong: outcome is Outcome.PASSED or (
+                outcome is Outcome.FAILED and not wrong & differs)
+
+        return [explaining(verdict.outcome, differing_keys(verdict.diff)) for verdict in verdicts]
 
 
 def batches(vectors: Sequence[Vector], limit: int = BATCH_SIZE) -> Iterable[list[Vector]]:

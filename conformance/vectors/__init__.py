@@ -31,7 +31,7 @@ from typing import Any
 from conformance.core.errors import VectorError
 from conformance.core.resources import cache_dir, schema_path
 from conformance.vectors.refs import refs_in
-from reference_impl import versions
+from reference_impl import keys, versions
 from reference_impl.keys import QUEUE2_REF, QUEUE_REF, QUEUE_REFS
 from reference_impl.ops import QUEUE_FIELD, Op, op_from_dict
 
@@ -125,6 +125,8 @@ def _cache_salt() -> bytes:
     parts = [schema_path("vector-file").read_bytes(),
              (here.parent.parent / "core" / "schemas.py").read_bytes(), here.read_bytes(),
              here.with_name("yaml_strict.py").read_bytes(),
+             # The refs stored with each file: what they are, and how they are found.
+             here.with_name("refs.py").read_bytes(), Path(keys.__file__).read_bytes(),
              _version("PyYAML").encode(), _version("jsonschema").encode()]
     return b"\0".join(hashlib.sha256(part).digest() for part in parts)
 
@@ -135,9 +137,11 @@ def _version(distribution: str) -> str:
     return version(distribution)
 
 
-def _parse_and_validate(path: Path) -> tuple[Any, list[int], dict[str, int]]:
-    """The file's data, the line of each test and of each header key: from the cache when
-    this exact file passed before."""
+def _parse_and_validate(path: Path
+                        ) -> tuple[Any, list[int], dict[str, int], list[list[str]]]:
+    """The file's data, the line of each test and of each header key, and the queue refs
+    (`QUEUE_REFS`) each test's values hold: from the cache when this exact file passed
+    before."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -147,19 +151,23 @@ def _parse_and_validate(path: Path) -> tuple[Any, list[int], dict[str, int]]:
     if directory is not None:
         entry = directory / (hashlib.sha256(_cache_salt() + raw).hexdigest() + ".marshal")
         try:
-            data, lines, header_lines = marshal.loads(entry.read_bytes())
+            data, lines, header_lines, refs = marshal.loads(entry.read_bytes())
             os.utime(entry)  # recently used: kept by prune_cache
-            return data, lines, header_lines
+            return data, lines, header_lines, refs
         except (OSError, EOFError, ValueError, TypeError):
             pass  # not cached yet, or unreadable: parse it
     from conformance.vectors.yaml_strict import compose
 
     text, data, lines, header_lines = compose(path, raw)
     _check_schema(path, text, data)
+    # Found once, with the parse: a walk of every value (4096-job bands) on every run cost a
+    # tenth of a warm run's loading.
+    refs = [sorted(refs_in([test["given"], test["when"], test["expect"]]))
+            for test in data["tests"]]
     if entry is not None:
-        _store(entry, (data, lines, header_lines))
+        _store(entry, (data, lines, header_lines, refs))
         prune_cache(entry.parent)
-    return data, lines, header_lines
+    return data, lines, header_lines, refs
 
 
 #: Cache entries unused this long are deleted when a new one is written.
@@ -308,7 +316,7 @@ def _no_gc() -> Iterator[None]:
 def load_file(path: Path) -> VectorFile:
     """Parse, validate and index one vector file. Raises VectorError."""
     with _no_gc():
-        data, lines, header_lines = _parse_and_validate(path)
+        data, lines, header_lines, refs = _parse_and_validate(path)
     _check_consistency(path, data, lines, header_lines)
     vectors = []
     for index, test in enumerate(data["tests"]):
@@ -331,8 +339,8 @@ def load_file(path: Path) -> VectorFile:
                 span=versions.Range(versions.parse(test["since"]),
                                     versions.parse(test["until"]) if "until" in test
                                     else None),
-                queue_refs=bool(found := refs_in([test["given"], test["when"], expect])),
-                queues=2 if QUEUE2_REF in found else 1,
+                queue_refs=bool(refs[index]),
+                queues=2 if QUEUE2_REF in refs[index] else 1,
                 on=_on(test["when"]),
             )
         )
