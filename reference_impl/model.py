@@ -14,6 +14,7 @@ from reference_impl import (
     limits,
     locks,
     recovery,
+    schedulers,
     scores,
     versions,
 )
@@ -44,6 +45,12 @@ from reference_impl.queue_core import (
     RESUME_BATCH,
     QueueCore,
     lua_int_text,
+)
+from reference_impl.scheduler_ops import (
+    AddJobScheduler,
+    GetJobScheduler,
+    RemoveJobScheduler,
+    UpdateJobScheduler,
 )
 from reference_impl.store import JsonText
 from reference_impl.worker_ops import (
@@ -89,6 +96,8 @@ WORKER_HANDLERS: dict[type, Callable[[QueueCore, Any], Result]] = {
     MoveToWaitingChildren: flows.move_to_waiting_children,
     GetDependencyCounts: flows.get_dependency_counts,
     RemoveChildDependency: flows.remove_child_dependency,
+    RemoveJobScheduler: schedulers.remove_job_scheduler,
+    GetJobScheduler: schedulers.get_job_scheduler,
 }
 
 
@@ -118,10 +127,19 @@ class QueueModel(QueueCore):
                 return self.pause()
             case Resume():
                 return self.resume()
+            case AddJobScheduler():
+                return schedulers.add_job_scheduler(self, op, self.add_iteration)
+            case UpdateJobScheduler():
+                return schedulers.update_job_scheduler(self, op, self.add_iteration)
         handler = WORKER_HANDLERS.get(type(op))
         if handler is None:
             raise TypeError(f"unknown op {op!r}")
         return handler(self, op)
+
+    def add_iteration(self, op: Add, job_id: str, counter: int) -> None:
+        """A scheduler's iteration, stored and enqueued as `op` is by an add
+        (`reference_impl.schedulers`): its id, clock and opts come from the scheduler."""
+        self._add_job(op, job_id, counter, None)
 
     def add_flow(self, op: AddFlow) -> str | int:
         """FlowProducer.add: every entry (`flows.flow_entries`), with the deferred release

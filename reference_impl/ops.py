@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reference_impl.scheduler_ops import SchedulerOp
 from reference_impl.worker_ops import (
     FLOW_JOB_OPS,
     WORKER_FIELDS,
@@ -163,7 +164,7 @@ Op = (Add | AddParentJob | AddFlow | MoveToActive | Promote | ChangeDelay | Chan
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
       | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog
       | MoveToWaitingChildren | GetDependencyCounts | RemoveChildDependency
-      | RemoveUnprocessedChildren)
+      | RemoveUnprocessedChildren | SchedulerOp)
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {

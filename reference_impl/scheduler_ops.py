@@ -1,0 +1,83 @@
+"""The job scheduler ops (6.x): upserting, iterating, removing and reading a scheduler. Each
+mirrors one client call, with its clock passed in.
+
+A scheduler lives in two keys: its id in the `repeat` zset, scored by the fire time of its
+current iteration, and the hash `repeat:<id>` (name, the repeat options, the template's data
+and opts, the iteration count `ic`). Its current iteration is a job `repeat:<id>:<millis>`.
+
+For a cron `pattern` the client computes the next fire time with its own cron library and
+sends it (`next_millis`); for `every` the script computes it from the clock, the offset and
+the start date, and ignores what the client sent.
+
+Normalized results: `AddJobScheduler` gives `{"job": id, "delay": ms}`, or the script's
+negative code (-10: a pattern's iteration id is taken; -11: every slot an `every` scheduler
+tried is taken); `UpdateJobScheduler` gives the new iteration's id, or None; `RemoveJobScheduler`
+gives 0 (removed) or 1 (no such scheduler); `GetJobScheduler` gives `{"fields": {...},
+"next": millis}`, or None for a missing scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AddJobScheduler:
+    """Queue.upsertJobScheduler at `now` (addJobScheduler-11).
+
+    `every` or `pattern` (exactly one); `next_millis` is the client's next fire time for a
+    pattern (its cron library's answer, clamped to `now`). `offset`, `start_date`, `end_date`,
+    `tz` and `limit` are the scheduler options the client packs (`start_date` and `end_date` in
+    ms). `data` is the template's data, `template_opts` the job options every iteration gets,
+    and `job_opts` the options of this iteration as the client merges them (`repeat` holds the
+    repeat options, `repeatJobKey` the scheduler id, ...). The script adds `delay` and `jobId`.
+    """
+
+    scheduler_id: str
+    now: int
+    name: str
+    every: int | None = None
+    pattern: str | None = None
+    next_millis: int | None = None
+    offset: int | None = None
+    start_date: int | None = None
+    end_date: int | None = None
+    tz: str | None = None
+    limit: int | None = None
+    data: Any = field(default_factory=dict)
+    template_opts: Mapping[str, Any] = field(default_factory=dict)
+    job_opts: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UpdateJobScheduler:
+    """A worker's next iteration, as it picks up the current one (updateJobScheduler-12): the
+    scheduler's next job, added only when `producer_id` is the current iteration's id and the
+    next one does not exist yet (else a `duplicated` event). `next_millis` is the client's
+    next fire time (a pattern's; an `every` scheduler's is computed by the script)."""
+
+    scheduler_id: str
+    now: int
+    next_millis: int
+    producer_id: str
+    job_opts: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RemoveJobScheduler:
+    """Queue.removeJobScheduler (removeJobScheduler-3): the scheduler's keys, and its current
+    iteration when that is still delayed."""
+
+    scheduler_id: str
+
+
+@dataclass(frozen=True)
+class GetJobScheduler:
+    """Queue.getJobScheduler's read (getJobScheduler-1): the hash and the next fire time."""
+
+    scheduler_id: str
+
+
+SchedulerOp = AddJobScheduler | UpdateJobScheduler | RemoveJobScheduler | GetJobScheduler
