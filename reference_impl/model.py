@@ -138,8 +138,9 @@ class QueueModel(QueueCore):
 
     def add_iteration(self, op: Add, job_id: str, counter: int) -> None:
         """A scheduler's iteration, stored and enqueued as `op` is by an add
-        (`reference_impl.schedulers`): its id, clock and opts come from the scheduler."""
-        self._add_job(op, job_id, counter, None)
+        (`reference_impl.schedulers`): its id, clock and opts come from the scheduler. It is
+        never deduplicated: its `de` option only names the `deid` it stores."""
+        self._add_job(op, job_id, counter, None, deduplicate=False)
 
     def add_flow(self, op: AddFlow) -> str | int:
         """FlowProducer.add: every entry (`flows.flow_entries`), with the deferred release
@@ -203,10 +204,10 @@ class QueueModel(QueueCore):
             self.store.hset(job_id, name, value)
         self.event("event", "added", "jobId", job_id, "name", op.name)
 
-    def _add_job(self, op: Add, job_id: str, counter: int, link: flows.ParentLink | None
-                 ) -> str:
+    def _add_job(self, op: Add, job_id: str, counter: int, link: flows.ParentLink | None,
+                 deduplicate: bool = True) -> str:
         dedup = op.opts.get("de")
-        if dedup:
+        if dedup and deduplicate:
             owner = limits.deduplicate(self, dedup, job_id)
             if owner is not None:
                 return owner

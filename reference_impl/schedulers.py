@@ -213,10 +213,11 @@ def _remove_iteration(model: QueueCore, job_id: str) -> bool:
 
 def _remove_job(model: QueueCore, job_id: str) -> None:
     """The removeJob include for an iteration (no parent, no children): its deduplication key
-    when it still owns it, then its keys."""
+    and pending next job when it still owns the key, then its keys."""
     dedup = model.store.hget(job_id, "deid")
     if isinstance(dedup, str) and model.store.get(f"de:{dedup}") == job_id:
         model.store.delete(f"de:{dedup}")
+        model.store.delete(f"dn:{dedup}")
     remove_job_keys(model, job_id)
 
 

@@ -110,3 +110,25 @@ def test_get_reads_the_hash_and_the_next_fire_time() -> None:
                    "data": '{"a":1}', "ic": "1"},
         "next": T}
     assert model.apply(GetJobScheduler("missing")) is None
+
+
+def test_an_iteration_is_never_deduplicated() -> None:
+    # addJobFromScheduler stores the job as is: opts.de only names the deid it keeps.
+    model = QueueModel()
+    model.store.set("de:d1", "someone-else")
+    op = AddJobScheduler("s", T, "report", every=1000,
+                         job_opts={**EVERY, "de": {"id": "d1"}})
+    assert model.apply(op) == {"job": f"repeat:s:{T}", "delay": 0}
+    assert model.store.hget(f"repeat:s:{T}", "deid") == "d1"
+    assert model.store.get("de:d1") == "someone-else"
+
+
+def test_while_paused_an_upsert_leaves_the_waiting_iteration() -> None:
+    # The script looks in the legacy `paused` list, which 6.x never fills.
+    model = QueueModel()
+    model.store.hset("meta", "paused", "1")
+    _added(model)
+    again = model.apply(AddJobScheduler("s", T + 1, "report", every=1000, job_opts=EVERY))
+    # Nothing was replaced, so the next fire time is the previous one plus every.
+    assert again == {"job": f"repeat:s:{T + 1000}", "delay": 999}
+    assert model.store.lrange("wait") == [f"repeat:s:{T}"]
