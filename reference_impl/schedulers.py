@@ -80,7 +80,7 @@ def add_job_scheduler(model: QueueCore, op: AddJobScheduler, enqueue: Enqueue
     store = model.store
     key = f"repeat:{op.scheduler_id}"
     model.max_events()
-    prev = _int_or_none(store.zscore("repeat", op.scheduler_id))
+    prev = _number(store.zscore("repeat", op.scheduler_id))
     repeat = op.job_opts.get("repeat") or {}
     offset = op.offset if op.offset is not None else int(repeat.get("offset") or 0)
     fire = op.next_millis
@@ -128,7 +128,7 @@ def update_job_scheduler(model: QueueCore, op: UpdateJobScheduler, enqueue: Enqu
                          ) -> str | None:
     """updateJobScheduler-12: the next iteration, when `producer_id` is the current one."""
     store = model.store
-    prev = _int_or_none(store.zscore("repeat", op.scheduler_id))
+    prev = _number(store.zscore("repeat", op.scheduler_id))
     if prev is None:
         return None
     key = f"repeat:{op.scheduler_id}"
@@ -264,14 +264,10 @@ def _add_iteration(model: QueueCore, enqueue: Enqueue, job_id: str, name: str, d
 
 
 def _number(raw: object) -> int | None:
-    """Lua's tonumber of a hash value, for the integral values schedulers store."""
+    """Lua's tonumber of a hash value or a score, for the integral values schedulers store."""
     if raw is None:
         return None
     try:
         return int(str(raw))
     except ValueError:
         return None
-
-
-def _int_or_none(score: object) -> int | None:
-    return None if score is None else int(str(score))
