@@ -209,6 +209,28 @@ def test_the_children_are_held_before_start_returns(run: Run,
     assert not survivors(set(seen), grace=0.5)
 
 
+def _start_then_die(run: Run, report: Any) -> None:
+    """In a forked process: start the children, report their pids, and end without `stop`."""
+    started = children.start(run, [("a", 400, 1), ("b", 400, 2)])
+    assert started is not None
+    report.send([child.process.pid for child in started.children])
+    os._exit(0)
+
+
+def test_the_children_die_with_the_process_that_forked_them(run: Run) -> None:
+    # What a stop interrupted by a second signal would leave: a parent gone, `stop` never run.
+    receiving, sending = multiprocessing.Pipe(duplex=False)
+    parent = multiprocessing.get_context("fork").Process(target=_start_then_die,
+                                                         args=(run, sending))
+    parent.start()
+    sending.close()
+    assert receiving.poll(30), "the forked parent reported no children"
+    pids = set(receiving.recv())
+    parent.join(30)
+    assert parent.exitcode == 0 and len(pids) == 2
+    assert not survivors(pids, grace=5.0), "a child outlived the process that forked it"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_the_child_too(signum: int) -> None:

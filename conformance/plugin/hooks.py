@@ -411,10 +411,16 @@ class ConformanceRun:
             junit = self.config.getoption("xmlpath")
             self._unwritten(session, Stopped.unwritten("the JUnit XML report", junit, exc))
         finally:
-            if self.properties_children is not None:
-                self.properties_children.stop()
-            self.run.close()
-            self._signals.close()
+            # Nested: a signal delivered again during the children's stop must not skip the
+            # server's (each child dies with this process anyway: children.die_with_parent).
+            try:
+                if self.properties_children is not None:
+                    self.properties_children.stop()
+            finally:
+                try:
+                    self.run.close()
+                finally:
+                    self._signals.close()
 
     def _unwritten(self, session: pytest.Session, stop: Stopped) -> None:
         """A report that could not be written at the end: one line, exit 2 (an earlier stop's

@@ -17,6 +17,7 @@ items run in-process as before.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 #: How often a waiting item checks that the child is still alive.
 _POLL_S = 0.05
+#: prctl(2) option: the signal the kernel sends this process when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -120,7 +123,7 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]],
                 share = list(shards[index::count])
                 receiving, sending = multiprocessing.Pipe(duplex=False)
                 process = multiprocessing.get_context("fork").Process(
-                    target=_child, args=(sending, run, share, index),
+                    target=_child, args=(sending, run, share, index, os.getpid()),
                     daemon=True)
                 process.start()
                 sending.close()
@@ -137,8 +140,23 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]],
     return started
 
 
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when `parent` (the process that forked it) ends.
+
+    `stop` kills the children, but the parent may not get there: a signal delivered again
+    while it winds down (conformance.core.signals) can interrupt the stop itself, and a
+    second signal ends the parent on the spot. The kernel's signal needs nothing of the parent.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return  # not Linux after all: `stop` remains
+    if os.getppid() != parent:  # it died before the prctl: nobody would signal us
+        os._exit(1)
+
+
 def _child(sending: Connection, run: Run, shards: list[tuple[str, int, int]],
-           index: int) -> None:
+           index: int, parent: int) -> None:
+    die_with_parent(parent)
     from conformance.properties.check import check_candidate
 
     # A signal to the terminal's process group ends the child at once; the parent stops it
