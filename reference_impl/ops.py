@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reference_impl.scheduler_ops import SchedulerOp
+from reference_impl.scheduler_ops import SCHEDULER_FIELDS, SCHEDULER_OPS, SchedulerOp
 from reference_impl.worker_ops import (
     FLOW_JOB_OPS,
     WORKER_FIELDS,
@@ -180,6 +180,7 @@ OP_NAMES: dict[str, type[Op]] = {
     "resume": Resume,
     **WORKER_OPS,
     **FLOW_JOB_OPS,
+    **SCHEDULER_OPS,
 }
 #: The ops of the worker half (an adapter that speaks protocol version 1 is never sent them).
 WORKER_OP_NAMES = frozenset(WORKER_OPS)
@@ -193,7 +194,7 @@ def op_name(op: object) -> str:
         name = next(k for k, v in OP_NAMES.items() if isinstance(op, v))
     return name
 _FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration",
-                "skip_attempt": "skipAttempt", **WORKER_FIELDS}
+                "skip_attempt": "skipAttempt", **WORKER_FIELDS, **SCHEDULER_FIELDS}
 
 
 _ID_LISTS = ("job_ids", "tokens", "types")

@@ -81,3 +81,17 @@ class GetJobScheduler:
 
 
 SchedulerOp = AddJobScheduler | UpdateJobScheduler | RemoveJobScheduler | GetJobScheduler
+
+#: Vector spelling of each scheduler op.
+SCHEDULER_OPS: dict[str, type] = {
+    "addJobScheduler": AddJobScheduler,
+    "updateJobScheduler": UpdateJobScheduler,
+    "removeJobScheduler": RemoveJobScheduler,
+    "getJobScheduler": GetJobScheduler,
+}
+#: Vector spelling of the scheduler ops' fields, where it differs from the Python name.
+SCHEDULER_FIELDS = {
+    "scheduler_id": "schedulerId", "next_millis": "nextMillis", "start_date": "startDate",
+    "end_date": "endDate", "template_opts": "templateOpts", "job_opts": "jobOpts",
+    "producer_id": "producerId",
+}

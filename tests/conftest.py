@@ -97,13 +97,18 @@ def profile_skips(every_vector: list[Vector]) -> Callable[[str], set[str]]:
 @pytest.fixture(scope="session")
 def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
     """Ids an adapter that speaks adapter protocol version 1 is never sent: the vectors with a
-    worker-half op or a field that version 2 added, or a flow op or field of version 3."""
-    from conformance.candidates.adapter.command import version_2_part, version_3_part
+    worker-half op or a field that version 2 added, a flow op or field of version 3, or a job
+    scheduler op (no version has those yet)."""
+    from conformance.candidates.adapter.command import (
+        scheduler_part,
+        version_2_part,
+        version_3_part,
+    )
     from reference_impl.ops import op_to_dict
 
+    parts = (version_2_part, version_3_part, scheduler_part)
     return {v.id for v in every_vector
-            if any(version_2_part(op_to_dict(op)) is not None
-                   or version_3_part(op_to_dict(op)) is not None for op in v.when)}
+            if any(part(op_to_dict(op)) is not None for part in parts for op in v.when)}
 
 
 # A port's repository used as a fixture by test_port_repo.py: its tests are not ours.

@@ -18,6 +18,7 @@ from conformance.state import snapshot
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, AddParentJob, MoveToActive
+from reference_impl.scheduler_ops import SCHEDULER_OPS
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
 from tests.cli_helpers import cli
 
@@ -38,7 +39,9 @@ CLIENT_VALIDATION = {
 }
 #: Ops npm bullmq cannot express through its own code, by the op in the skip message.
 OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it",
-            "addParentJob": "has no public call that adds a parent job alone"}
+            "addParentJob": "has no public call that adds a parent job alone",
+            # Not a limit of npm bullmq: no adapter protocol version has these ops yet.
+            **{op: "no version has the job scheduler ops yet" for op in SCHEDULER_OPS}}
 T = 1700000000000
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from conformance.checks.mutant_catalog_finish import FINISH_MUTANTS
 from conformance.checks.mutant_catalog_flows import FLOW_MUTANTS
+from conformance.checks.mutant_catalog_schedulers import SCHEDULER_MUTANTS
 from conformance.checks.mutant_catalog_worker import WORKER_MUTANTS
 from conformance.checks.mutant_types import Mutant, Replacement
 from conformance.checks.mutant_types import mutant as _m
@@ -219,7 +220,8 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
 )
 
 #: Every mutant `bullmq-conformance mutants` runs: the queue half, the worker half, the flows.
-CATALOG: tuple[Mutant, ...] = QUEUE_MUTANTS + FINISH_MUTANTS + WORKER_MUTANTS + FLOW_MUTANTS
+CATALOG: tuple[Mutant, ...] = (QUEUE_MUTANTS + FINISH_MUTANTS + WORKER_MUTANTS + FLOW_MUTANTS
+                              + SCHEDULER_MUTANTS)
 
 _OURS_CEILING = "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n"
 _SHIFT_BAND = ('  for _, member in ipairs(rcall("ZRANGEBYSCORE", delayedKey, fireAt * 0x1000, '

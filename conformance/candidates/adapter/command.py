@@ -47,6 +47,7 @@ from conformance.core.queues import QueueRef
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
+from reference_impl.scheduler_ops import SCHEDULER_OPS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
@@ -93,6 +94,13 @@ def version_3_part(step: dict[str, Any]) -> str | None:
     if name == "add" and used:
         return f"add opts.{', opts.'.join(used)} (flows)"
     return None
+
+
+def scheduler_part(step: dict[str, Any]) -> str | None:
+    """A job scheduler op (no adapter protocol version has them yet, so no adapter is sent
+    one), or None."""
+    name: str = step["op"]
+    return name if name in SCHEDULER_OPS else None
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -365,6 +373,10 @@ class CommandCandidate:
         version the adapter speaks is skipped, never sent)."""
         adapter = self._running()
         step = op_to_dict(op)
+        if (unsent := scheduler_part(step)) is not None:
+            raise CandidateSkipped(
+                f"the adapter speaks adapter protocol {self.speaks}, which has no {unsent}: "
+                f"no version has the job scheduler ops yet")
         for version, part in ((2, version_2_part), (3, version_3_part)):
             if self.speaks < version and (newer := part(step)) is not None:
                 raise CandidateSkipped(

@@ -85,6 +85,7 @@ from reference_impl.ops import (
     Result,
     Resume,
     fetched,
+    op_name,
 )
 from reference_impl.versions import Version
 
@@ -184,8 +185,12 @@ class PythonClientCandidate:
         }
         # the protocol judged: what an older client's arguments mean (moveToDelayed)
         self._protocol = queue.protocol
+        handler = handlers.get(type(op))
+        if handler is None:
+            raise CandidateSkipped(f"the suite does not drive {op_name(op)} through "
+                                   f"{self._package} yet")
         try:
-            return handlers[type(op)](self._queue_for(queue), op)
+            return handler(self._queue_for(queue), op)
         except _REDIS_DOWN as exc:
             if not _answers(client):
                 raise

@@ -62,6 +62,19 @@ ARGV: dict[str, tuple[str, ...]] = {
     "removeUnprocessedChildren": ("BASE", "job id"),
     "releaseParentIfNoPendingDependencies": ("the parent's queue key (`<prefix>:<name>`)",
                                              "the parent's id", "now (ms)"),
+    "addJobScheduler": ("next fire time (ms) from the client's cron library, or \"\" for "
+                        "every (computed by the script)",
+                        "msgpack {name, tz?, pattern?, every?, startDate?, endDate?, limit?, "
+                        "offset?}", "scheduler id", "the template data as JSON text",
+                        "msgpack map of the template job opts",
+                        "msgpack map of this iteration's opts (repeat, repeatJobKey, ...)",
+                        "now (ms)", "BASE", "the producer job's key, or \"\""),
+    "updateJobScheduler": ("next fire time (ms) from the client (every: computed by the "
+                           "script)", "scheduler id", "the template data (unused)",
+                           "msgpack map of the next iteration's opts", "now (ms)", "BASE",
+                           "the producer job's id"),
+    "removeJobScheduler": ("scheduler id", "BASE"),
+    "getJobScheduler": ("scheduler id",),
 }
 ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV["addStandardJob"]
 

@@ -30,7 +30,7 @@ import redis
 from redis.commands.core import Script
 
 from conformance.candidates.base import Capabilities
-from conformance.candidates.scripts import worker_calls
+from conformance.candidates.scripts import scheduler_calls, worker_calls
 from conformance.candidates.scripts.call import (
     RunawayScript,
     ScriptCall,
@@ -113,6 +113,7 @@ LAYOUTS: dict[str, Layout] = {
         Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}", "events",
                                  "meta", "stalled", "wait", "limiter", "pc")),
         *(Layout(name, keys) for name, keys in worker_calls.WORKER_KEYS.items()),
+        *(Layout(name, keys) for name, keys in scheduler_calls.SCHEDULER_KEYS.items()),
     )
 }
 #: The shapes of earlier 5.x and 6.x releases (docs/RESEARCH.md §1.1): each new key was inserted
@@ -398,11 +399,12 @@ class ScriptsCandidate:
         def record(name: str, args: list[Any], fill: Mapping[str, str]) -> Any:
             recorded.append(self._script_call(name, args, fill=dict(fill)))
 
-        worker_calls.CALLS[type(op)](record, queue.base, op)
+        calls = scheduler_calls if type(op) in scheduler_calls.CALLS else worker_calls
+        calls.CALLS[type(op)](record, queue.base, op)
         (call,) = recorded
 
         def finish(reply: Any) -> Result:
-            result = worker_calls.normalized(op, as_result(reply))
+            result = calls.normalized(op, as_result(reply))
             # Only moveToFinished can answer a fetch-next array; four ids are just that.
             return fetched_or_raw(result) if isinstance(op, MoveToFinished) else result
 
