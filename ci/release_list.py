@@ -24,7 +24,8 @@ IDENTIFIED = "identified"  # `Pin.judge`: judged at the start of the range ident
 @dataclass(frozen=True)
 class Pin:
     """One pinned release to judge: `judge` is an npm bullmq version, OLDER or IDENTIFIED;
-    `expect` the expectations file (under ci/expectations/) of a client's known bugs;
+    `expect` the expectations file (under ci/expectations/) of a client's known bugs, or
+    several joined by " + ";
     `candidate` the `--candidate` of a crate's SDK or port row (its bundled adapter)."""
 
     kind: Literal["scripts", "client", "sdk", "port"]
@@ -34,6 +35,11 @@ class Pin:
     judge: str
     expect: str | None = None
     candidate: str | None = None
+
+    @property
+    def expect_files(self) -> tuple[str, ...]:
+        """The expectations files `expect` names (none without it)."""
+        return tuple(part.strip() for part in (self.expect or "").split("+") if part.strip())
 
     @property
     def fetch(self) -> str:

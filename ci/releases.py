@@ -159,7 +159,7 @@ def gate(pin: Pin, judged: Judged) -> list[str]:
             problems.append(f"identify names {found['protocol']}, not a range holding "
                             f"{report['protocol']}")
         return problems
-    known = expectations.load(EXPECTATIONS / pin.expect)
+    known = _known(pin)
     unexpected = [i for i in ids[Outcome.FAILED] if known.match(i) is None]
     if unexpected:
         problems.append(f"{len(unexpected)} failed beyond {pin.expect}, e.g. {unexpected[0]}")
@@ -176,13 +176,20 @@ def gate(pin: Pin, judged: Judged) -> list[str]:
     return problems
 
 
+def _known(pin: Pin) -> expectations.Expectations:
+    """The entries of every expectations file of `pin`, in order, as one list."""
+    loaded = [expectations.load(EXPECTATIONS / name) for name in pin.expect_files]
+    return expectations.Expectations(loaded[0].path,
+                                     tuple(entry for one in loaded for entry in one.entries))
+
+
 def row(pin: Pin, judged: Judged) -> Release:
     """The releases.json row of a judged pin."""
     report = judged.report
     results = report["results"] if report else []
     known = None
     if pin.expect is not None:
-        entries = expectations.load(EXPECTATIONS / pin.expect).entries
+        entries = _known(pin).entries
         known = "; ".join(dict.fromkeys(entry.describe() for entry in entries))
     return Release(
         pin.name, pin.slug, pin.kind, pin.registry, pin.package, pin.version,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from reference_impl import (
+    cron_answers,
     finish,
     flow_removal,
     flows,
@@ -49,6 +50,7 @@ from reference_impl.queue_core import (
 from reference_impl.scheduler_ops import (
     AddJobScheduler,
     GetJobScheduler,
+    NextMillis,
     RemoveJobScheduler,
     UpdateJobScheduler,
 )
@@ -131,6 +133,8 @@ class QueueModel(QueueCore):
                 return schedulers.add_job_scheduler(self, op, self.add_iteration)
             case UpdateJobScheduler():
                 return schedulers.update_job_scheduler(self, op, self.add_iteration)
+            case NextMillis():
+                return cron_answers.next_millis(op)  # the client's computation: no writes
         handler = WORKER_HANDLERS.get(type(op))
         if handler is None:
             raise TypeError(f"unknown op {op!r}")

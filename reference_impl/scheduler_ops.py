@@ -80,7 +80,24 @@ class GetJobScheduler:
     scheduler_id: str
 
 
-SchedulerOp = AddJobScheduler | UpdateJobScheduler | RemoveJobScheduler | GetJobScheduler
+@dataclass(frozen=True)
+class NextMillis:
+    """The client's next fire time of a cron `pattern` at `now`, as Queue.upsertJobScheduler
+    computes it before any script runs (the cron-parity area): the repeat strategy's answer
+    for the later of `now` and `start_date`, in zone `tz` (UTC when None), or none past
+    `end_date`. Normalized result: `{"next": ms}`, `{"next": None}` (no fire time: the upsert
+    adds nothing), or "invalid" (the client rejects the pattern or the zone: the upsert throws).
+    Nothing is written to Redis."""
+
+    pattern: str
+    now: int
+    tz: str | None = None
+    start_date: int | None = None
+    end_date: int | None = None
+
+
+SchedulerOp = (AddJobScheduler | UpdateJobScheduler | RemoveJobScheduler | GetJobScheduler
+               | NextMillis)
 
 #: Vector spelling of each scheduler op.
 SCHEDULER_OPS: dict[str, type] = {
@@ -88,6 +105,13 @@ SCHEDULER_OPS: dict[str, type] = {
     "updateJobScheduler": UpdateJobScheduler,
     "removeJobScheduler": RemoveJobScheduler,
     "getJobScheduler": GetJobScheduler,
+    "nextMillis": NextMillis,
+}
+#: The ops a client computes without calling a script: a scripts directory cannot apply them,
+#: and the runner skips them there with this reason.
+CLIENT_SIDE: dict[str, str] = {
+    "nextMillis": "the client computes a cron pattern's fire time (its cron library); no "
+                  "script does",
 }
 #: Vector spelling of the scheduler ops' fields, where it differs from the Python name.
 SCHEDULER_FIELDS = {

@@ -95,18 +95,30 @@ def profile_skips(every_vector: list[Vector]) -> Callable[[str], set[str]]:
     return skips
 
 @pytest.fixture(scope="session")
+def client_side_ids(every_vector: list[Vector]) -> set[str]:
+    """Ids a scripts directory skips: the vectors of an op the client computes without a
+    script (`scheduler_ops.CLIENT_SIDE`: cron parity's nextMillis)."""
+    from reference_impl.ops import op_name
+    from reference_impl.scheduler_ops import CLIENT_SIDE
+
+    return {v.id for v in every_vector if any(op_name(op) in CLIENT_SIDE for op in v.when)}
+
+
+@pytest.fixture(scope="session")
 def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
     """Ids an adapter that speaks adapter protocol version 1 is never sent: the vectors with a
-    worker-half op or a field that version 2 added, a flow op or field of version 3, or a job
-    scheduler op (no version has those yet)."""
+    worker-half op or a field that version 2 added, a flow op or field of version 3, cron
+    parity's nextMillis (version 4), or a job scheduler op that writes (no version has those
+    yet)."""
     from conformance.candidates.adapter.command import (
         scheduler_part,
         version_2_part,
         version_3_part,
+        version_4_part,
     )
     from reference_impl.ops import op_to_dict
 
-    parts = (version_2_part, version_3_part, scheduler_part)
+    parts = (version_2_part, version_3_part, version_4_part, scheduler_part)
     return {v.id for v in every_vector
             if any(part(op_to_dict(op)) is not None for part in parts for op in v.when)}
 

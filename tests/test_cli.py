@@ -56,7 +56,7 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str,
     assert outcomes["band-bump/4097-saturates.until-5.8.6"] == "skipped"
     assert all(outcome == "skipped" for vid, outcome in outcomes.items() if ".until-" in vid)
     assert {r["area"] for r in doc["results"]} == {
-        "band-bump", "change-delay", "change-priority", "cluster", "deduplication",
+        "band-bump", "change-delay", "change-priority", "cluster", "cron-parity", "deduplication",
         "delayed-score", "finish", "finish-fetch", "finish-metrics", "finish-retention",
         "flow-add", "flow-child-end", "flow-cross-queue", "flow-insert", "flow-job",
         "flow-remove", "job-schedulers",

@@ -18,7 +18,7 @@ from conformance.state import snapshot
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, AddParentJob, MoveToActive
-from reference_impl.scheduler_ops import SCHEDULER_OPS
+from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS, NextMillis
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
 from tests.cli_helpers import cli
 
@@ -41,7 +41,8 @@ CLIENT_VALIDATION = {
 OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it",
             "addParentJob": "has no public call that adds a parent job alone",
             # Not a limit of npm bullmq: no adapter protocol version has these ops yet.
-            **{op: "no version has the job scheduler ops yet" for op in SCHEDULER_OPS}}
+            **{op: "no version has the job scheduler ops yet" for op in SCHEDULER_OPS
+               if op not in CLIENT_SIDE}}
 T = 1700000000000
 
 
@@ -73,7 +74,7 @@ def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile
     assert {r["id"] for r in doc["results"] if ".until-" in r["id"]} <= set(skipped)
 
 
-def test_speaks_protocol_3_and_skips_what_the_client_cannot_express(
+def test_speaks_protocol_4_and_skips_what_the_client_cannot_express(
         redis_server: ServerInfo) -> None:
     adapter = node_adapter_source() / "adapter.js"
     candidate = CommandCandidate(f"node {adapter}", label="bullmq-node")
@@ -81,7 +82,7 @@ def test_speaks_protocol_3_and_skips_what_the_client_cannot_express(
     queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
-        assert candidate.speaks == 3
+        assert candidate.speaks == 4
         assert candidate.apply(client, queue, Add("a", T)) == "1"
         assert candidate.apply(client, queue, MoveToActive(T + 1)) == \
             {"job": "1", "ttl": 0, "next": 0}
@@ -95,6 +96,14 @@ def test_speaks_protocol_3_and_skips_what_the_client_cannot_express(
         assert client.exists(queue.key("1")) == 0  # removeOnComplete {count: 0}
         with pytest.raises(CandidateSkipped, match=OP_SKIPS["addParentJob"]):
             candidate.apply(client, queue, AddParentJob("p", T + 3, {}, {}, "p"))
+        # Cron parity through Queue.upsertJobScheduler: T is 2023-11-14 22:13:20 UTC, so an
+        # hourly pattern fires at 23:00; an end date before now makes the upsert throw.
+        written = sorted(client.keys(f"{queue.base}*"))
+        assert candidate.apply(client, queue, NextMillis("0 * * * *", T)) == {
+            "next": T + 46 * 60_000 + 40_000}
+        assert candidate.apply(client, queue, NextMillis("0 * * * *", T, end_date=T - 1)) \
+            == "invalid"
+        assert sorted(client.keys(f"{queue.base}*")) == written  # nothing stored
     finally:
         candidate.close()
         snapshot.delete_queue(client, queue)

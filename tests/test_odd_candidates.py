@@ -37,7 +37,7 @@ from reference_impl.ops import (
     Promote,
     Resume,
 )
-from reference_impl.scheduler_ops import SCHEDULER_OPS
+from reference_impl.scheduler_ops import SCHEDULER_OPS, NextMillis
 from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
@@ -170,6 +170,8 @@ FAKE_LACKS: dict[type[Op], str] = {
     GetDependencyCounts: "has no Job.getDependenciesCount",
     RemoveChildDependency: "has no Job.removeChildDependency",
     RemoveUnprocessedChildren: "has no Job.removeUnprocessedChildren",
+    # Cron parity: the package's repeat strategy.
+    NextMillis: "has no bullmq.job_scheduler (no job schedulers)",
 }
 #: A child's policy flag: the fake's Job reads none of the clients' option names.
 FLAG_UNREAD = "'s Job does not read"
@@ -187,7 +189,7 @@ def expected_outcome(vector: Vector) -> tuple[str, str]:
     for op in vector.when:
         if type(op) in FAKE_LACKS:
             return "skipped", FAKE_LACKS[type(op)]
-        if type(op) in SCHEDULER_OPS.values():  # not driven through any package yet
+        if type(op) in SCHEDULER_OPS.values():  # the others: driven through no package yet
             return "skipped", NOT_DRIVEN
         if isinstance(op, MoveToDelayed) and (op.fields or op.fetch_next):
             return "skipped", DELAY_FROM_WORKER

@@ -49,6 +49,7 @@ from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import OP_NAMES
+from reference_impl.scheduler_ops import CLIENT_SIDE
 
 EXIT_OK, EXIT_SURVIVED, EXIT_CATALOG = Exit.OK, Exit.FAILED, Exit.USAGE
 
@@ -62,6 +63,7 @@ CHEAP_KILLER_COST = 1000
 OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "resume": ("pause",),
+    **{name: () for name in CLIENT_SIDE},
 }
 _OP_NAME_OF = {cls: name for name, cls in OP_NAMES.items()}
 

@@ -44,6 +44,7 @@ from reference_impl.ops import (
     Resume,
     op_to_dict,
 )
+from reference_impl.scheduler_ops import NextMillis
 from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
@@ -120,7 +121,10 @@ def smoke_flows(queue: QueueRef) -> tuple[tuple[Op, type], ...]:
 _JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer",
                type(None): "null"}
 #: What an adapter of an older protocol version is not sent.
-_NOT_SENT = {1: "the worker half's and the flow ops are skipped", 2: "the flow ops are skipped"}
+_NOT_SENT = {1: "the worker half's, the flow ops and nextMillis are skipped",
+             2: "the flow ops and nextMillis are skipped", 3: "nextMillis is skipped"}
+#: Sent to an adapter that speaks adapter protocol 4: cron parity (an hourly pattern at T).
+SMOKE_CRON: tuple[tuple[Op, type], ...] = ((NextMillis("0 * * * *", T), dict),)
 
 
 def _describe(reply: dict[str, Any]) -> str:
@@ -161,7 +165,7 @@ def main(args: argparse.Namespace) -> int:
                 print("adapter check: the adapter did not start")
                 return Exit.CANDIDATE
             sequence = SMOKE + (SMOKE_WORKER if speaks >= 2 else ()) + (
-                smoke_flows(queue) if speaks >= 3 else ())
+                smoke_flows(queue) if speaks >= 3 else ()) + (SMOKE_CRON if speaks >= 4 else ())
             problems = _smoke(adapter, queue, timeout, sequence)
         finally:
             adapter.kill()

@@ -137,7 +137,8 @@ def _scripts(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> list[s
         out += [f"- **`{layout.file_name}`**, called by {len(callers)} current vectors, first "
                 f"{_cite(rendered.area.name, callers[0], lines)}",
                 f"  - KEYS: {keys}", f"  - ARGV: {argv}"]
-    return out
+    return out or ["- None: the client computes these before any script runs, and writes "
+                   "nothing."]
 
 
 def _history(rendered: RenderedArea, tests: list[Mapping[str, Any]]) -> list[str]:

@@ -37,6 +37,7 @@ from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
 from reference_impl.keys import QUEUE_REFS, KeyProfile
 from reference_impl.ops import op_name
+from reference_impl.scheduler_ops import CLIENT_SIDE
 from reference_impl.versions import Version
 
 #: The errors of a lost (or stalled) connection to Redis: the run stops, no verdict is given.
@@ -133,7 +134,8 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
     supported = candidate.capabilities.ops
     unsupported = sorted({op_name(op) for op in vector.when} - supported) if supported else []
     if unsupported:
-        return Verdict.skipped(vector, Skip.unsupported(unsupported))
+        reasons = sorted({CLIENT_SIDE[name] for name in unsupported if name in CLIENT_SIDE})
+        return Verdict.skipped(vector, Skip.unsupported(unsupported, "; ".join(reasons) or None))
     return None
 
 

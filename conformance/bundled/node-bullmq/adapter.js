@@ -5,8 +5,8 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
 // order. Everything else (logs, library warnings) goes to stderr.
 //
-// Adapter protocol version 3 (the start reply says so): the queue half's ops below, the flow ops,
-// and the worker half's in worker-ops.js. Every op is driven through the package's own client
+// Adapter protocol version 4 (the start reply says so): the queue half's ops below, the flow ops,
+// the worker half's in worker-ops.js, and cron parity's nextMillis in cron-ops.js. Every op is driven through the package's own client
 // code:
 //   add            Queue.add(name, data, {...opts, timestamp, jobId}); the stored short names in
 //                  opts are passed as the client's options: de as `deduplication`, and a child's
@@ -72,6 +72,9 @@
 //   removeChildDependency  job.removeChildDependency() on a handle whose parentKey is the op's
 //                  (as a Job read from its hash holds it); true / false as 0 / 1, -1 / -5 thrown
 //   removeUnprocessedChildren  job.removeUnprocessedChildren(); result null
+//   nextMillis     the nextMillis Queue.upsertJobScheduler hands its backend, recorded there
+//                  and not written (cron-ops.js); {next: null} when it adds nothing, "invalid"
+//                  when it throws
 // A worker op's Job is a handle (new Job(queue, '', {}, opts, id)), as a worker holds one for the
 // job it fetched: the scripts read nothing of it but the id and the opts the op names.
 // When Job.fromId finds no hash, the op calls the same backend method the Job method wraps
@@ -79,6 +82,9 @@
 // decides the code.
 // Negative script codes, which the client throws as errors carrying `code`, are mapped back to
 // the integer code. Date.now is replaced by the op's explicit time for the duration of each op.
+
+// A cron pattern without tz is read in the process's zone: the vectors assume UTC.
+process.env.TZ = 'UTC';
 
 // Keep stdout for protocol replies only.
 const realStdoutWrite = process.stdout.write.bind(process.stdout);
@@ -92,8 +98,9 @@ const { Queue, Worker, Job, FlowProducer } = require('bullmq');
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 
 const realDateNow = Date.now;
-/** The adapter protocol version this adapter speaks: 3, with the worker half's ops and flows. */
-const PROTOCOL = 3;
+/** The adapter protocol version this adapter speaks: 4, with the worker half's ops, flows and
+ * cron parity. */
+const PROTOCOL = 4;
 
 const state = {
   connection: null, // shared ioredis client
@@ -539,6 +546,8 @@ const WORKER_OPS = require('./worker-ops')({
   codeOf, scriptCode, defined,
 });
 
+const CRON_OPS = require('./cron-ops')({ withClock });
+
 async function runOp(req) {
   if (!state.connection) throw new Error('op before start');
   const op = req.op || {};
@@ -565,6 +574,8 @@ async function runOp(req) {
     case 'pause':
     case 'resume':
       return opPause(queue, op);
+    case 'nextMillis':
+      return CRON_OPS.nextMillis(queue, op);
     default:
       if (Object.prototype.hasOwnProperty.call(WORKER_OPS, op.op)) {
         return WORKER_OPS[op.op](req.queue, queue, op);

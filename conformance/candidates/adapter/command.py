@@ -1,7 +1,8 @@
 """`command:CMD`: an implementation in any language, behind the JSON-lines adapter protocol.
 
-The protocol (version 3: version 2's worker half, and the flow ops; an adapter that speaks an
-older version still runs, and the vectors with newer ops are skipped) is specified by the bundled
+The protocol (version 4: version 2's worker half, version 3's flow ops, and cron parity's
+nextMillis; an adapter that speaks an older version still runs, and the vectors with newer ops
+are skipped) is specified by the bundled
 `schemas/adapter-protocol.schema.json` and described in `docs/ADAPTERS.md`. Every reply is
 validated against the schema. An adapter that exits, hangs past the per-op timeout, or writes
 anything but a valid reply makes the current op raise `CandidateError` with the tail of its
@@ -47,11 +48,11 @@ from conformance.core.queues import QueueRef
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
-from reference_impl.scheduler_ops import SCHEDULER_OPS
+from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 #: What an adapter speaks when its start reply does not say: version 1, without the worker
 #: half's ops.
 DEFAULT_ADAPTER_PROTOCOL = 1
@@ -96,11 +97,22 @@ def version_3_part(step: dict[str, Any]) -> str | None:
     return None
 
 
-def scheduler_part(step: dict[str, Any]) -> str | None:
-    """A job scheduler op (no adapter protocol version has them yet, so no adapter is sent
-    one), or None."""
+#: The ops only adapter protocol version 4 has: cron parity.
+VERSION_4_OPS = frozenset(CLIENT_SIDE)
+
+
+def version_4_part(step: dict[str, Any]) -> str | None:
+    """What in an op request needs adapter protocol version 4 (cron parity's nextMillis), or
+    None."""
     name: str = step["op"]
-    return name if name in SCHEDULER_OPS else None
+    return name if name in VERSION_4_OPS else None
+
+
+def scheduler_part(step: dict[str, Any]) -> str | None:
+    """A job scheduler op that writes (no adapter protocol version has them yet, so no
+    adapter is sent one), or None."""
+    name: str = step["op"]
+    return name if name in SCHEDULER_OPS and name not in VERSION_4_OPS else None
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -377,7 +389,7 @@ class CommandCandidate:
             raise CandidateSkipped(
                 f"the adapter speaks adapter protocol {self.speaks}, which has no {unsent}: "
                 f"no version has the job scheduler ops yet")
-        for version, part in ((2, version_2_part), (3, version_3_part)):
+        for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part)):
             if self.speaks < version and (newer := part(step)) is not None:
                 raise CandidateSkipped(
                     f"the adapter speaks adapter protocol {self.speaks}, which has no {newer}; "

@@ -26,6 +26,7 @@ Each op goes through the package's own Python code, not through our script runne
   `moveToWaitingChildren` is `Job.moveToWaitingChildren`: `bullmq_py_flows` (its docstring
   says how, which flags are skipped, and why getDependencyCounts, removeChildDependency and
   removeUnprocessedChildren are);
+- `nextMillis` (cron parity) is the package's repeat strategy: `bullmq_py_cron`;
 - the worker half's ops are in `bullmq_py_worker` (its docstring says which call each is, and
   why releaseLock, moveJobFromActiveToWait, getRateLimitTtl, removeDeduplicationKey and addLog
   are skipped).
@@ -55,6 +56,7 @@ from typing import Any
 import redis
 
 from conformance.candidates.base import Capabilities
+from conformance.candidates.clients.bullmq_py_cron import next_millis
 from conformance.candidates.clients.bullmq_py_flows import FlowOps, client_opts, refused_flags
 from conformance.candidates.clients.bullmq_py_worker import WorkerOps
 from conformance.candidates.clients.package import (
@@ -87,6 +89,7 @@ from reference_impl.ops import (
     fetched,
     op_name,
 )
+from reference_impl.scheduler_ops import NextMillis
 from reference_impl.versions import Version
 
 INSTALL_HINT = ("--candidate bullmq-py needs the official client: "
@@ -182,6 +185,7 @@ class PythonClientCandidate:
             Resume: self._pause,
             **self._worker_ops.handlers(),
             **self._flow_ops.handlers(),
+            NextMillis: lambda _queue, found: next_millis(self._package, found),
         }
         # the protocol judged: what an older client's arguments mean (moveToDelayed)
         self._protocol = queue.protocol

@@ -10,6 +10,7 @@ the calls the suite makes.
 from __future__ import annotations
 
 from reference_impl.ops import OP_NAMES
+from reference_impl.scheduler_ops import CLIENT_SIDE
 
 #: Marks an ARGV entry the caller may leave off (only trailing entries are optional).
 OPTIONAL = " (optional)"
@@ -82,6 +83,7 @@ ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV[
 #: priority, else standard); resume runs the pause script.
 OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: (name,) for name in OP_NAMES},
+    **{name: () for name in CLIENT_SIDE},
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "resume": ("pause",),
     "addFlow": ("addParentJob", "addStandardJob", "addDelayedJob", "addPrioritizedJob",

@@ -72,6 +72,7 @@ from reference_impl.ops import (
     Result,
     Resume,
 )
+from reference_impl.scheduler_ops import CLIENT_SIDE
 from reference_impl.worker_ops import MoveToFinished
 
 
@@ -549,7 +550,7 @@ def client_score(job_id: str, fire: int) -> str:
     return str(score) if abs(score) <= scores.EXACT_LIMIT else repr(float(score))
 
 
-_CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES),
+_CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES) - frozenset(CLIENT_SIDE),
                              conventions=(versions.BAND_BUMP, versions.CHANGE_PRIORITY_BASE))
 #: The queue half's ops, each one script call planned by its method.
 _HANDLERS: dict[type[Op], Callable[[ScriptsCandidate, QueueRef, Any], ScriptCall]] = {

@@ -1,6 +1,6 @@
 //! bullmq-conformance adapter for the official Rust SDK, crate `bullmq-official` 1.4.4
-//! (imported as `bullmq`), speaking adapter protocol version 3 (docs/ADAPTERS.md): the queue
-//! half, the worker half and flows.
+//! (imported as `bullmq`), speaking adapter protocol version 4 (docs/ADAPTERS.md): the queue
+//! half, the worker half, flows and cron parity.
 //!
 //! The protocol loop (one JSON request per line on stdin, one JSON reply per line on stdout, in
 //! order and flushed; logs on stderr) is the shared one of crate `bullmq-conformance-adapter`
@@ -12,6 +12,7 @@
 //! that read `SystemTime::now()`.
 
 mod codes;
+mod cron_ops;
 mod flow_ops;
 mod protocol;
 mod queue_ops;
@@ -163,6 +164,13 @@ async fn run_op(session: &mut Session, queue: &str, base: Option<&str>, op: Valu
         Op::RemoveUnprocessedChildren { job_id } => {
             flow_ops::remove_unprocessed_children(session, &job_id).await
         }
+        Op::NextMillis {
+            pattern,
+            now,
+            tz,
+            start_date,
+            end_date,
+        } => cron_ops::next_millis(&pattern, now, tz.as_deref(), start_date, end_date),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Adapter protocol version 3 (docs/ADAPTERS.md): requests, ops and their outcomes.
+//! Adapter protocol version 4 (docs/ADAPTERS.md): requests, ops and their outcomes.
 //!
 //! Every op field is read as the vector writes it. Integers are `u64`/`i64`: the schema keeps
 //! every time, delay and count within 2^53, so nothing is rounded on the way to the SDK.
@@ -10,8 +10,9 @@ use serde_json::Value;
 /// A JSON object (an op's `fields`).
 pub type Map = serde_json::Map<String, Value>;
 
-/// The adapter protocol version this adapter speaks: 3, with the worker half's ops and flows.
-pub const PROTOCOL: u64 = 3;
+/// The adapter protocol version this adapter speaks: 4, with the worker half's ops, flows and
+/// cron parity.
+pub const PROTOCOL: u64 = 4;
 
 /// A `start` request's fields (the loop has read its `seq` and `type`).
 #[derive(Debug, Deserialize)]
@@ -236,6 +237,13 @@ pub enum Op {
     },
     RemoveUnprocessedChildren {
         job_id: String,
+    },
+    NextMillis {
+        pattern: String,
+        now: u64,
+        tz: Option<String>,
+        start_date: Option<u64>,
+        end_date: Option<u64>,
     },
 }
 
