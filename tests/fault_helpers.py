@@ -279,6 +279,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def what_runs(pids: set[int]) -> dict[int, str]:
+    """Each pid's command line (for a failure message: which child outlived its run)."""
+    found: dict[int, str] = {}
+    for pid in pids:
+        try:
+            found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            found[pid] = "(gone)"
+    return found
+
+
 def survivors(pids: set[int], grace: float = 3.0) -> set[int]:
     """Those of `pids` still alive after `grace` seconds (none, as soon as all are gone)."""
     poll(lambda: not any(alive(pid) for pid in pids), grace, every=0.02)

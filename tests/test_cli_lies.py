@@ -20,7 +20,7 @@ from conformance.checks.mutants import write_mutant
 from conformance.core.resources import CACHE_ENV
 from conformance.servers.common import free_port
 from tests.cli_helpers import ROOT, cli
-from tests.fault_helpers import ServerProcess, local_spec
+from tests.fault_helpers import ServerProcess, finish, local_spec, run_past_vector_20
 from tests.test_cli import one_vector_dir
 
 DEV_FULL = Path("/dev/full")  # every write to it fails: No space left on device
@@ -171,6 +171,29 @@ def test_maxclients_under_two_workers_names_the_limit(limit: int) -> None:
     line = assert_one_line(proc, 3, "infrastructure error: the server refused a connection: "
                            f"max number of clients reached (maxclients {limit})")
     assert "Known limitations" not in proc.stdout + line
+
+
+@pytest.mark.slow
+def test_a_reconnect_refused_mid_run_names_the_limit(tmp_path: Path) -> None:
+    """The refusal can come after the run is under way: a dropped connection made again while
+    other clients hold every slot. It once read "Redis connection lost: max number of clients
+    reached", without the limit or what to do. The limit named is the one asked at the start
+    (here the test lowers it to stand for the other clients)."""
+    server = ServerProcess(args=("--maxclients", "20")).start()
+    try:
+        run = run_past_vector_20(server, tmp_path / "r.json")
+        admin = server.client()
+        mine = admin.client_id()
+        admin.config_set("maxclients", 1)  # the connections it holds stay
+        for client in admin.client_list():
+            if int(client["id"]) != mine:
+                admin.client_kill_filter(_id=client["id"])
+        ended = finish(run, tmp_path / "r.json")
+    finally:
+        server.stop()
+    proc = subprocess.CompletedProcess(run.args, ended.code, ended.out, ended.err)
+    assert_one_line(proc, 3, "infrastructure error: the server refused a connection: "
+                    "max number of clients reached (maxclients 20)")
 
 
 # --- identify's tally -----------------------------------------------------------------------

@@ -37,6 +37,7 @@ from tests.fault_helpers import (
     runs_server,
     survivors,
     wait_until,
+    what_runs,
 )
 
 
@@ -244,4 +245,5 @@ def test_a_signal_stops_the_child_too(signum: int) -> None:
     ended = finish(run, timeout=60)
     assert ended.code == 128 + signum, ended.out[-2000:] + ended.err
     assert time.monotonic() - sent < 1.0
-    assert not survivors(children), "a child of the run outlived it"
+    left = survivors(children)
+    assert not left, f"a child of the run outlived it: {what_runs(left)}"

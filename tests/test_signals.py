@@ -5,9 +5,12 @@ matrix")."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -221,3 +224,51 @@ def test_a_stopped_worker_prints_nothing_it_raises_while_winding_down(
         Raises(AssertionError("while winding down"))
     Raises(AssertionError("after the guard"))
     assert [str(exc) for exc in seen] == ["before the signal"]
+
+
+@pytest.fixture
+def no_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests send the signal again themselves, at the step they choose."""
+    class Idle:
+        def __init__(self, *args: object) -> None:
+            self.daemon = True
+
+        def start(self) -> None:
+            pass
+
+    monkeypatch.setattr(threading, "Timer", Idle)
+
+
+def _sent_again_after(guard: signals.SignalGuard, meanwhile: Callable[[], object]) -> None:
+    """The watchdog's race, step by step: a first signal raised and caught; the watchdog finds
+    the interrupt unseen and decides to send it again; `meanwhile` the main thread moves on;
+    then the signal arrives."""
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the handler raises at the next bytecode: never slept out
+    guard._redeliver = True  # what _again sets before its kill
+    meanwhile()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)  # a raise would land here
+
+
+def test_a_signal_sent_again_after_the_interrupt_landed_is_dropped(no_watchdog: None) -> None:
+    """pytest acknowledged the interrupt and is stopping the session: the watchdog's late
+    signal must not interrupt that (it once left the run's redis-server running)."""
+    guard = signals.SignalGuard()
+    with guard.installed():
+        _sent_again_after(guard, guard.acknowledge)
+        assert guard.received == signal.SIGINT
+
+
+def test_a_signal_sent_again_during_cleanup_that_must_finish_is_dropped(no_watchdog: None) -> None:
+    guard = signals.SignalGuard()
+    with guard.installed(), guard.closing():
+        _sent_again_after(guard, lambda: None)
+        assert guard.received == signal.SIGINT
+
+
+def test_a_signal_sent_again_while_the_interrupt_is_unseen_still_raises(no_watchdog: None) -> None:
+    guard = signals.SignalGuard()
+    with guard.installed(), pytest.raises(KeyboardInterrupt):
+        _sent_again_after(guard, lambda: None)

@@ -81,7 +81,15 @@ class SignalGuard:
                 signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None and not self._redeliver:
+        if self._redeliver:
+            self._redeliver = False
+            if self.acknowledged or self._quiet:
+                # The watchdog decided to send it again, then the interrupt landed or cleanup
+                # that must finish began: raising now would cut that cleanup short (a server we
+                # started left running). Checked here, in the main thread, because the
+                # watchdog's own check races with both.
+                return
+        elif self.received is not None:
             # Cleaning up after the first signal took too long for the user: go now.
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
@@ -91,7 +99,6 @@ class SignalGuard:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
         self.received = signum
-        self._redeliver = False
         # An exception raised in a finalizer or a gc callback (hypothesis has one) is printed
         # and dropped, and the run would go on. Until the interrupt is seen to have landed
         # (`acknowledge`), deliver the signal again in a moment.

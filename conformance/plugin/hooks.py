@@ -139,6 +139,7 @@ class ConformanceRun:
         #: This xdist worker could not attach to the controller's server (see
         #: pytest_runtest_setup); a stop handed down by the controller is not its own.
         self._worker_stopped = False
+        self._maxclients: int | None = None  # the server's, asked when the run starts
 
     def coverage(self) -> Coverage:
         """The outcomes and skips recorded so far (on an xdist controller: every worker's)."""
@@ -160,7 +161,7 @@ class ConformanceRun:
         worker it is an internal error. `shouldstop` ends a serial run after this item, and an
         xdist worker passes it to the controller, which stops every worker.
         """
-        self._stop_at(item, Stopped.of(exc))
+        self._stop_at(item, Stopped.of(self._limit_named(exc)))
 
     def _stop_at(self, item: pytest.Item, stop: Stopped) -> NoReturn:
         self.stopped = stop
@@ -192,11 +193,13 @@ class ConformanceRun:
                 self.run.provision()
             else:
                 self.run.start()
+            if worker is None and self.run.client is not None:
+                self._maxclients = client_limit(self.run.client)
         except UsageError as exc:  # e.g. an untagged profile on a url: server that is a cluster
             raise pytest.UsageError(str(exc)) from None
         except (InfrastructureError, CandidateUnusable) as exc:
             # pytest.exit() here would skip sessionfinish; stop before collecting instead.
-            self.stopped = Stopped.of(exc)
+            self.stopped = Stopped.of(self._limit_named(exc))
             self._worker_stopped = worker is not None
             if reporter is not None:
                 reporter.write_line(self.stopped.message, red=True)
@@ -213,15 +216,20 @@ class ConformanceRun:
         server = ServerInfo(**worker[_SERVER_KEY])
         index = int(str(worker.get("workerid", "gw0")).removeprefix("gw") or 0)
         self.run.names = QueueNames(worker[_RUN_ID_KEY]).part(f"w{index}")
-        try:
-            self.run.attach(server, worker_db(server, index))
-            self.run.start_candidate()
-        except InfrastructureError as exc:
-            # Refused past the server's maxclients: the limit is the controller's to ask
-            # (this worker has no connection to ask with).
-            if TOO_MANY_CLIENTS not in str(exc):
-                raise
-            raise InfrastructureError(too_many_clients(worker.get(_LIMIT_KEY))) from None
+        self.run.attach(server, worker_db(server, index))
+        self.run.start_candidate()
+
+    def _limit_named(self, exc: InfrastructureError | CandidateUnusable
+                     ) -> InfrastructureError | CandidateUnusable:
+        """`exc`, or for a refusal past the server's maxclients, the one line that names the
+        limit. The refusal may surface anywhere a connection is made (the attach, a pool's
+        new connection during a vector, a health check), under any wording of ours."""
+        if not isinstance(exc, InfrastructureError) or TOO_MANY_CLIENTS not in str(exc):
+            return exc
+        worker: dict[str, Any] | None = getattr(self.config, "workerinput", None)
+        # Asked when the run started: a connection refused now leaves none to ask with.
+        limit = worker.get(_LIMIT_KEY) if worker is not None else self._maxclients
+        return InfrastructureError(too_many_clients(limit))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -233,8 +241,7 @@ class ConformanceRun:
         node.workerinput[_SERVER_KEY] = asdict(self.run.server)
         node.workerinput[_RUN_ID_KEY] = self.run.names.run_id
         node.workerinput[_SEED_KEY] = self.seed
-        if self.run.client is not None:
-            node.workerinput[_LIMIT_KEY] = client_limit(self.run.client)
+        node.workerinput[_LIMIT_KEY] = self._maxclients
 
     def pytest_collect_file(self, file_path: Path,
                             parent: pytest.Collector) -> pytest.Collector | None:
