@@ -14,6 +14,8 @@ import yaml
 from conformance import cli
 from conformance.candidates import from_spec
 from conformance.candidates.scripts.candidate import ScriptsCandidate
+from conformance.checks.mutant_catalog import CATALOG
+from conformance.checks.mutants import write_mutant
 from conformance.core.pins import PINNED_PROTOCOL
 from conformance.core.queues import QueueNames
 from conformance.core.resources import lua_dir
@@ -34,14 +36,16 @@ PASTE_MARKER = "vector file (area `properties`):\n\n"
 #: The official scripts ship the npm release of this protocol (their flow inserts predate the
 #: deferred parent release of 6.5.1): they are judged there.
 OFFICIAL_AT = versions.parse(PINNED_PROTOCOL)
+#: A seed whose examples reach a missed iteration early (any seed does, given enough).
+SCHEDULER_SEED = 3
 #: moveParentToWait's push of a released parent onto the tail of wait (next to be taken), as
 #: the official moveToFinished-14.lua inlines it.
 PARENT_RELEASE = 'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",'
 #: A seed under which the official scripts' released parent pushed to the head is found quickly.
-FLOW_SEED = 5
-#: A seed under which the planted band bump shrinks to the three adds the README shows (the
-#: shrinker cannot turn a flow's delayed child into an add: under some seeds one stays).
-PLANTED_SEED = 22
+FLOW_SEED = 1
+#: A seed under which the planted band bump shrinks to the three scheduler upserts the README
+#: shows (under others the shrinker leaves a changeDelay or a flow among three adds).
+PLANTED_SEED = 5
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +101,18 @@ def test_official_scripts_pass(official_scripts: Path, redis_server: ServerInfo)
     assert result.passed, result.failure
     assert result.flow_ops_applied > 0, "the flow rules never ran"
     assert result.second_queue_ops_applied > 0, "no op reached a flow's second queue"
+    assert result.scheduler_ops_applied > 0, "the job scheduler rules never ran"
+
+
+def _pasted_fails_there_only(result: PropertyResult, broken: Path, official: Path,
+                             server: ServerInfo, tmp_path: Path) -> None:
+    """The vector a failure printed fails the `broken` scripts again and passes `official`."""
+    vector = _loaded(result.vector_yaml, tmp_path)
+    client, profile, names = client_for(server), profile_for("bullmq"), QueueNames()
+    assert run_vector(vector, ScriptsCandidate(broken), client, profile, names,
+                      protocol=OFFICIAL_AT).outcome == "failed"
+    assert run_vector(vector, ScriptsCandidate(official), client, profile, names,
+                      protocol=OFFICIAL_AT).outcome == "passed"
 
 
 @pytest.mark.slow
@@ -119,12 +135,7 @@ def test_a_released_parent_at_the_wrong_end_of_wait_is_caught(
     last = when[-1]
     assert (last["op"], last["target"]) == ("moveToFinished", "completed"), last
     assert last["jobId"] == when[0]["flow"]["children"][0]["jobId"]
-    vector = _loaded(result.vector_yaml, tmp_path)
-    client, profile, names = client_for(redis_server), profile_for("bullmq"), QueueNames()
-    assert run_vector(vector, ScriptsCandidate(target), client, profile, names,
-                      protocol=OFFICIAL_AT).outcome == "failed"
-    assert run_vector(vector, ScriptsCandidate(official_scripts), client, profile, names,
-                      protocol=OFFICIAL_AT).outcome == "passed"
+    _pasted_fails_there_only(result, target, official_scripts, redis_server, tmp_path)
 
 
 def test_a_seed_is_drawn_and_reported(redis_server: ServerInfo) -> None:
@@ -188,10 +199,12 @@ def test_cli_fails_with_the_vector(no_band_bump: Path, redis_server: ServerInfo,
 
 
 @pytest.mark.slow
-def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
+def test_planted_bug_outside_the_catalog_shrinks_to_three_upserts(
         tmp_path: Path, redis_server: ServerInfo) -> None:
     """A band bump that only works for the first two jobs of a millisecond (no mutant in the
-    catalog does this) is found and shrunk to the three adds the README shows."""
+    catalog does this) is found and shrunk to the README's three upserts: two schedulers'
+    iterations at one fire time, then the first one's replacement, the third of that
+    millisecond."""
     target = tmp_path / "lua"
     shutil.copytree(LUA_DIR, target)
     replace_once(target / "includes" / "getDelayedScore.lua", f"  {BAND_BUMP}\n",
@@ -202,8 +215,31 @@ def test_planted_bug_outside_the_catalog_shrinks_to_three_adds(
     assert not result.passed and result.errored is None
     assert result.vector_yaml is not None
     when = yaml.safe_load(result.vector_yaml)[0]["when"]
-    assert [step["op"] for step in when] == ["add", "add", "add"]
-    assert len({(s["timestamp"], s["opts"].get("delay")) for s in when}) == 1  # one fire time
+    assert [step["op"] for step in when] == ["addJobScheduler"] * 3
+    returns = yaml.safe_load(result.vector_yaml)[0]["expect"]["returns"]
+    assert len({job["job"].rsplit(":", 1)[1] for job in returns}) == 1  # one fire time
+    assert when[0]["schedulerId"] == when[2]["schedulerId"] != when[1]["schedulerId"]
     # the third job of a millisecond bumped to +1, like the second, instead of +2
     assert re.search(r"expected score \d+ \(F=(\d+) \+2\), actual \d+ \(F=\1 \+1\)",
                      result.failure or ""), result.failure
+
+
+@pytest.mark.slow
+def test_missed_scheduler_iterations_not_skipped_are_caught(
+        official_scripts: Path, redis_server: ServerInfo, tmp_path: Path) -> None:
+    """The official scripts, but a worker's next iteration of an every scheduler fires at the
+    previous fire time + every even when that is past (mutant missed-iterations-not-skipped):
+    the job scheduler rules find it, and the pasted vector ends with the updateJobScheduler
+    that differs; it fails the broken copy again and passes the official scripts."""
+    (planted,) = [m for m in CATALOG if m.name == "missed-iterations-not-skipped"]
+    target = tmp_path / "commands"
+    # The official scripts inline the catch-up in the upsert and in the next iteration.
+    assert write_mutant(official_scripts, target, planted) == {"addJobScheduler-11.lua",
+                                                               "updateJobScheduler-12.lua"}
+    result = check_candidate(ScriptsCandidate(target), redis_server.url, examples=300,
+                             seed=SCHEDULER_SEED, protocol=OFFICIAL_AT)
+    assert not result.passed and result.errored is None, result.failure
+    when = yaml.safe_load(result.vector_yaml or "")[0]["when"]
+    assert when[0]["op"] == "addJobScheduler" and when[-1]["op"] == "updateJobScheduler", when
+    assert len(when) <= 5, when
+    _pasted_fails_there_only(result, target, official_scripts, redis_server, tmp_path)

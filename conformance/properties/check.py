@@ -104,6 +104,8 @@ class PropertyResult:
     #: Of `flow_ops_applied`, those that reach a flow's second queue (run there, or a flow
     #: with a node there).
     second_queue_ops_applied: int = 0
+    #: Of `ops_applied`, the job scheduler ops (`conformance.properties.scheduler_rules`).
+    scheduler_ops_applied: int = 0
 
     @property
     def examples_per_second(self) -> float:
@@ -313,7 +315,8 @@ def check_candidate(candidate: Candidate, redis_url: str, profile: str | KeyProf
         errored=errored, vector_yaml=ctx.last_vector if outcome.failure is not None else None,
         seconds=time.perf_counter() - started, skipped_ops=tuple(sorted(ctx.skipped)),
         ops_applied=ctx.applied, flow_ops_applied=ctx.flow_applied,
-        second_queue_ops_applied=ctx.second_queue_applied)
+        second_queue_ops_applied=ctx.second_queue_applied,
+        scheduler_ops_applied=ctx.scheduler_applied)
 
 
 def _tracker(url: str, names: QueueNames, client: redis.Redis,
@@ -360,7 +363,8 @@ def main(args: argparse.Namespace) -> int:
     if result.passed:
         print(f"passed: the candidate agreed with the model after each of its "
               f"{result.ops_applied} applied ops ({result.flow_ops_applied} of them flow ops, "
-              f"{result.second_queue_ops_applied} reaching a flow's second queue)")
+              f"{result.second_queue_ops_applied} reaching a flow's second queue, "
+              f"{result.scheduler_ops_applied} job scheduler ops)")
         return 0
     print(f"FAILED: {result.failure}")
     return 1

@@ -25,7 +25,13 @@ from typing import Any, TypeVar
 import hypothesis.strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.properties.queue_rules import DELAYS, MISSING_ID, PRIORITIES, MachineState
+from conformance.properties.queue_rules import (
+    DELAYS,
+    MISSING_ID,
+    PRIORITIES,
+    MachineState,
+    nameable,
+)
 from conformance.properties.worker_rules import KEEP_JOBS, WRONG_TOKEN
 from reference_impl import versions
 from reference_impl.cases.flow_insert import node
@@ -292,7 +298,7 @@ class FlowRules(FlowState):
             self.fetches += 1
             token = f"tok-{self.fetches}"
             taken = self._apply(MoveToActive(self.now, token=token), elsewhere=elsewhere)
-            if not isinstance(taken, dict) or taken.get("job") is None:
+            if not isinstance(taken, dict) or not nameable(taken.get("job")):
                 return
             job_id = taken["job"]
             fetched.append((job_id, token))
@@ -301,7 +307,7 @@ class FlowRules(FlowState):
             job_id, self.now, "failed" if failed else "completed",
             "boom" if failed else f'"{job_id} done"', token, keep, 0, fields, fetch_next),
             elsewhere=elsewhere)
-        if isinstance(returned, dict) and returned.get("job") is not None:
+        if isinstance(returned, dict) and nameable(returned.get("job")):
             fetched.append((returned["job"], token))
 
     @precondition(_has_parents)

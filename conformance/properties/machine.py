@@ -1,8 +1,9 @@
 """The differential state machine of the `properties` area: one example is a fresh queue of a
 real Redis and a fresh `reference_impl.QueueModel`, each op applied to both, and after every op
 the op's return and the queue's keys compared (`differences`). The rules that draw the ops are
-the queue half's (`queue_rules`), the worker half's (`worker_rules`) and the flows'
-(`flow_rules`); `check` runs the machine under Hypothesis and judges.
+the queue half's (`queue_rules`), the worker half's (`worker_rules`), the flows' (`flow_rules`)
+and the job schedulers' (`scheduler_rules`); `check` runs the machine under Hypothesis and
+judges.
 
 The model's values name the queue `<q>` (a child's `parentKey`, a parent's `:dependencies`);
 once an example has run a flow op, each op goes to the candidate bound to the real name, and
@@ -35,6 +36,7 @@ from conformance.core.errors import (
 from conformance.core.queues import QueueNames, QueueRef
 from conformance.properties.flow_rules import FlowRules, flow_op
 from conformance.properties.queue_rules import MISSING_ID, QueueRules
+from conformance.properties.scheduler_rules import SCHEDULER_TYPES, SchedulerRules
 from conformance.properties.worker_rules import WorkerRules
 from conformance.run import binding
 from conformance.run.serial import drop_connections
@@ -89,6 +91,8 @@ class Context:
     #: Of `flow_applied`, the ops that reach a flow's second queue (run there, or a flow
     #: with a node there).
     second_queue_applied: int = 0
+    #: Of `applied`, the job scheduler ops (`scheduler_rules`).
+    scheduler_applied: int = 0
     skipped: set[str] = field(default_factory=set)
     last_vector: str | None = None
     errored: str | None = None
@@ -143,7 +147,8 @@ def vector_yaml(vector: dict[str, Any]) -> str:
     return text.split("\ntests:\n", 1)[1]
 
 
-class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMachine):
+class DifferentialMachine(QueueRules, WorkerRules, FlowRules, SchedulerRules,
+                          RuleBasedStateMachine):
     """One example: a fresh queue, a fresh model, and the ops applied to both."""
 
     def __init__(self, context: Context) -> None:
@@ -231,6 +236,7 @@ class DifferentialMachine(QueueRules, WorkerRules, FlowRules, RuleBasedStateMach
             self.ctx.applied += 1
             self.ctx.flow_applied += flow_op(op) or elsewhere
             self.ctx.second_queue_applied += elsewhere or QUEUE2_REF in repr(op)
+            self.ctx.scheduler_applied += isinstance(op, SCHEDULER_TYPES)
             expected: Result = result_form((self.model2 if elsewhere else self.model).apply(op))
             lines = differences(self.ctx, queues, (self.model, self.model2), op, expected,
                                 actual, unbind=flowing)

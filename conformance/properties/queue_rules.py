@@ -35,6 +35,13 @@ MISSING_ID = "missing"
 ADD_KINDS = ("standard", "lifo", "delayed", "prioritized", "delayed-prioritized")
 
 
+def nameable(job_id: object) -> bool:
+    """Whether a later op may name `job_id`: a vector's job ids hold no ':' (a custom id
+    cannot), and a failure is printed as a vector to paste. A job scheduler's iterations
+    (`repeat:<id>:<fire time>`) are fetched, but no other op is drawn for them."""
+    return isinstance(job_id, str) and ":" not in job_id
+
+
 class MachineState:
     """What the rules of either half read and call of the machine
     (`conformance.properties.check.DifferentialMachine` provides it)."""
@@ -81,7 +88,7 @@ class QueueRules(MachineState):
         self.fetches += 1
         token = f"tok-{self.fetches}"
         returned = self._apply(MoveToActive(self.now, token=token))
-        if isinstance(returned, dict) and returned["job"] is not None:
+        if isinstance(returned, dict) and nameable(returned["job"]):
             self.fetched.append((returned["job"], token))
 
     @rule(ref=st.integers(-1, 7))

@@ -14,7 +14,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.properties.queue_rules import MachineState
+from conformance.properties.queue_rules import MachineState, nameable
 from reference_impl import versions
 from reference_impl.ops import Add, MoveToActive, MoveToDelayed, Op, Result
 from reference_impl.versions import Version
@@ -66,7 +66,7 @@ class WorkerRules(MachineState):
 
     def _took(self, returned: Result | None, token: str) -> None:
         """Remember a job a fetch-next handed out, with the token it was locked with."""
-        if isinstance(returned, dict) and returned.get("job") is not None:
+        if isinstance(returned, dict) and nameable(returned.get("job")):
             self.fetched.append((returned["job"], token))
 
     @precondition(_fetched)
