@@ -127,6 +127,21 @@ def test_the_node_adapter_runs_from_a_cache_copy(tmp_path: Path,
         bullmq_node.node_adapter_dir()
 
 
+def test_the_cache_copy_holds_every_module_the_node_adapter_requires() -> None:
+    """The cache copy holds NODE_ADAPTER_FILES only: a local module the adapter's files require
+    and the list lacks would be missing there, and the adapter would not start from a wheel."""
+    import re
+
+    source = resources.node_adapter_source()
+    shipped = set(resources.NODE_ADAPTER_FILES)
+    required: set[str] = set()
+    for name in sorted(n for n in shipped if n.endswith(".js")):
+        text = (source / name).read_text(encoding="utf-8")
+        required |= {f"{found}.js" for found in re.findall(r"require\('\./([\w-]+)'\)", text)}
+    assert "worker-ops.js" in required  # the pattern finds the adapter's own requires
+    assert required <= shipped, sorted(required - shipped)
+
+
 def test_adapter_example_writes_the_bundled_file_and_never_over_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "adapter.py"
