@@ -176,6 +176,18 @@ class TestIdentifyLogic:
         assert found.closest.failing in (("pause",), ("pause.until-6.0.0",))
         assert found.as_dict()["closest"]["failed"] == list(found.closest.failing)
 
+    def test_the_closest_range_is_the_smallest_share_failing_not_the_fewest(self) -> None:
+        # A 6.x port with 2 bugs among 20 vectors only 6.x has: from 6.0.0, 2 of 21 fail;
+        # before it, 1 of 2 (its 5.x pause is not a 5.x port's). Fewest failures would name 5.x.
+        sixes = {f"worker-{n}": Range((6, 0, 0)) for n in range(20)}
+        judged = [*self.judged({"score", "pause"}),
+                  *(Judged(vid, span, Outcome.FAILED if vid in ("worker-0", "worker-1")
+                           else Outcome.PASSED) for vid, span in sixes.items())]
+        found = identify("port", judged)
+        assert found.protocol is None and found.closest is not None
+        assert found.closest.span.since == (6, 0, 0)
+        assert found.closest.failing == ("worker-0", "worker-1")
+
     def test_no_marker_zset_is_a_hint_not_a_version(self) -> None:
         found = identify("port", self.judged({"score"}), frozenset({"pause", "pause.until-6.0.0"}))
         assert not found.older_than_supported and found.protocol is None

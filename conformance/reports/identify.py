@@ -5,8 +5,11 @@ split where the candidate's own calling convention changes). The boundaries of t
 the supported versions into eras, in each of which every judgement is the same. A candidate fits
 an era when every vector that holds in it passed; the fitting eras, merged where adjacent, are
 the range it speaks. The vectors that separate that range from its neighbours are the evidence.
-When no era fits, the closest one (fewest failures) names the port's remaining differences:
-its bugs.
+When no era fits, the closest one names the port's remaining differences: its bugs. Closest is
+the smallest share of the era's judged vectors that did not pass (then the most passes, then
+the newest): eras hold different numbers of vectors (the 6.x ones hold the worker half, the
+flows and the schedulers), so a count of failures alone would favour the era where the least
+was judged, whatever the port speaks.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ class Era:
     def misses(self) -> int:
         """Vectors that did not pass."""
         return len(self.failing) + len(self.errored)
+
+    @property
+    def miss_share(self) -> float:
+        """The share of the era's judged vectors that did not pass (1 when none was judged)."""
+        judged = self.misses + self.passed
+        return self.misses / judged if judged else 1.0
 
 
 @dataclass(frozen=True)
@@ -167,7 +176,7 @@ def identify(candidate: str, judged: list[Judged],
                 f"({len(failed_markers)} vectors): BullMQ before "
                 f"{versions.text(versions.EARLIEST)} did not either, nor "
                 "does a queue that is not BullMQ")
-    best = min(all_eras, key=lambda era: (era.misses, -era.passed,
+    best = min(all_eras, key=lambda era: (era.miss_share, -era.passed,
                                            _newest_first(era.span.since)))
     closest = _widened(best, all_eras)
     tied = tuple(era.span for era in all_eras if not closest.span.overlaps(era.span)
