@@ -2,9 +2,11 @@
 
 Usage: python ci/cron_answers.py [--check]
 
-Collects every `nextMillis` input of the cron-parity area, runs ci/cron-answers.js on them
-(the npm bullmq the Node adapter pins, from conformance/bundled/node-bullmq/node_modules: run
-`npm ci --prefix conformance/bundled/node-bullmq` first) and writes the answers. `--check`
+Collects every `nextMillis` input of the cron-parity area, and the fire times the
+job-schedulers area's workers compute when they pick up a pattern iteration, runs
+ci/cron-answers.js on them (the npm bullmq the Node adapter pins, from
+conformance/bundled/node-bullmq/node_modules: run `npm ci --prefix
+conformance/bundled/node-bullmq` first) and writes the answers. `--check`
 writes nothing and exits 1 when the file differs from what the client answers now (another
 pinned release, a changed case), 0 when it agrees.
 """
@@ -23,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from reference_impl import cron_answers  # noqa: E402
 from reference_impl.cases.cron_parity import AREA  # noqa: E402
+from reference_impl.cases.scheduler_pickups import cron_lookups  # noqa: E402
 from reference_impl.scheduler_ops import NextMillis  # noqa: E402
 
 SCRIPT = ROOT / "ci" / "cron-answers.js"
@@ -30,12 +33,12 @@ ANSWERS = ROOT / "reference_impl" / cron_answers.ANSWERS_FILE
 
 
 def inputs() -> list[dict[str, object]]:
-    """Every distinct nextMillis input of the area, in case order."""
+    """Every distinct nextMillis input of the area, in case order, then the fire times the
+    job-schedulers area's workers compute (its pick-up cases)."""
     found: dict[tuple[object, ...], dict[str, object]] = {}
-    for case in AREA.cases:
-        for step in case.when:
-            if isinstance(step, NextMillis):
-                found.setdefault(cron_answers.key(step), cron_answers.as_input(step))
+    steps = [step for case in AREA.cases for step in case.when if isinstance(step, NextMillis)]
+    for step in [*steps, *cron_lookups()]:
+        found.setdefault(cron_answers.key(step), cron_answers.as_input(step))
     return list(found.values())
 
 

@@ -3,8 +3,10 @@
 A cron pattern's fire time is computed by the client, with its own cron library, before any
 script runs; the model cannot derive it from the protocol, and a Python cron library would be
 a third opinion. So the answers are Node's own: `cron_answers.json` holds, for every
-`NextMillis` of the cron-parity area, what `ci/cron-answers.js` got from the pinned bullmq's
-`defaultRepeatStrategy` (its cron-parser), in UTC, with upsertJobScheduler's clamp to now.
+`NextMillis` of the cron-parity area and every fire time a worker computes in the
+job-schedulers area (`scheduler_pickups.cron_lookups`), what `ci/cron-answers.js` got from
+the pinned bullmq's `defaultRepeatStrategy` (its cron-parser), in UTC, with
+upsertJobScheduler's clamp to now.
 `ci/cron_answers.py` writes the file, and its `--check` (run by the tests where Node is
 installed) fails when the pinned client answers differently.
 """

@@ -18,6 +18,7 @@ from reference_impl import (
     schedulers,
     scores,
     versions,
+    worker_iteration,
 )
 from reference_impl.ops import (
     Add,
@@ -51,6 +52,7 @@ from reference_impl.scheduler_ops import (
     AddJobScheduler,
     GetJobScheduler,
     NextMillis,
+    PickUpIteration,
     RemoveJobScheduler,
     UpdateJobScheduler,
 )
@@ -135,6 +137,11 @@ class QueueModel(QueueCore):
                 return schedulers.update_job_scheduler(self, op, self.add_iteration)
             case NextMillis():
                 return cron_answers.next_millis(op)  # the client's computation: no writes
+            case PickUpIteration():
+                call = worker_iteration.next_call(op)
+                if call is None:
+                    return None
+                return schedulers.update_job_scheduler(self, call, self.add_iteration)
         handler = WORKER_HANDLERS.get(type(op))
         if handler is None:
             raise TypeError(f"unknown op {op!r}")

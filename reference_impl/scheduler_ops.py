@@ -96,8 +96,25 @@ class NextMillis:
     end_date: int | None = None
 
 
+@dataclass(frozen=True)
+class PickUpIteration:
+    """A worker's side of a scheduler, as it picks up iteration `producer_id` at `now`
+    (Worker.nextJobFromJobData, 6.x): from the fetched job's `rjk` and `opts` alone, the client
+    decides whether to ask for the next iteration, computes a pattern's fire time (its cron
+    library), merges the next iteration's opts, and calls updateJobScheduler; or calls nothing
+    (no scheduler named, the repeat `limit` reached, past `endDate`, no fire time). `rjk` and
+    `opts` are the fetched hash's fields as stored (`rjk` None when the hash has none; `opts`
+    parsed from JSON). Normalized result: the next iteration's id, or None (nothing called, or
+    the script added nothing)."""
+
+    producer_id: str
+    now: int
+    rjk: str | None = None
+    opts: Mapping[str, Any] = field(default_factory=dict)
+
+
 SchedulerOp = (AddJobScheduler | UpdateJobScheduler | RemoveJobScheduler | GetJobScheduler
-               | NextMillis)
+               | NextMillis | PickUpIteration)
 
 #: Vector spelling of each scheduler op.
 SCHEDULER_OPS: dict[str, type] = {
@@ -106,6 +123,7 @@ SCHEDULER_OPS: dict[str, type] = {
     "removeJobScheduler": RemoveJobScheduler,
     "getJobScheduler": GetJobScheduler,
     "nextMillis": NextMillis,
+    "pickUpIteration": PickUpIteration,
 }
 #: The ops a client computes without calling a script: a scripts directory cannot apply them,
 #: and the runner skips them there with this reason.

@@ -23,7 +23,7 @@ from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.keys import BULLMQ, ECHOMQ, KeyProfile
 from reference_impl.ops import Add, ChangeDelay, MoveToActive, MoveToDelayed, Op, Promote
-from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS, NextMillis
+from reference_impl.scheduler_ops import SCHEDULER_OPS, NextMillis, PickUpIteration
 from reference_impl.worker_ops import (
     AddLog,
     GetDependencyCounts,
@@ -55,13 +55,15 @@ SKIP_REASONS = {
     "removeChildDependency": "has no Job.removeChildDependency",
     "removeUnprocessedChildren": "has no Job.removeUnprocessedChildren",
     # Not a limit of the package: the candidate does not drive its job schedulers yet.
-    **{op: "the suite does not drive" for op in SCHEDULER_OPS if op not in CLIENT_SIDE},
+    **{op: "the suite does not drive" for op in SCHEDULER_OPS
+       if op not in ("nextMillis", "pickUpIteration")},
 }
 #: Ops it always skips (the others only for some of their arguments).
 ALWAYS_SKIPPED = (ChangeDelay, ReleaseLock, MoveJobFromActiveToWait, GetRateLimitTtl,
                   RemoveDeduplicationKey, AddLog, GetDependencyCounts, RemoveChildDependency,
                   RemoveUnprocessedChildren,
-                  *(op for name, op in SCHEDULER_OPS.items() if name not in CLIENT_SIDE))
+                  *(op for op in SCHEDULER_OPS.values() if op not in (NextMillis,
+                                                                      PickUpIteration)))
 #: The vectors it fails, real differences: its scripts follow the flow protocol from before
 #: npm 6.5.1. Each: the installed script, a line (1-based) and the text there that shows it,
 #: and the text of npm 6.5.1's change, absent from the script.
@@ -112,6 +114,11 @@ CRON_DIFFERENCES = {
                     "lord-howe-overlap-once", "lord-howe-hourly-gap", "ny-weekdays-noon",
                     "los-angeles-last-day")},
 }
+#: The job-schedulers vectors its worker fails when it picks up an iteration: a pattern's
+#: fire time past repeat.endDate (the strategy above never reads endDate), and a job with
+#: opts.repeatJobKey but no rjk (its Job takes the scheduler from rjk alone). Each: the cause.
+PICK_UP_DIFFERENCES = {"job-schedulers/pick-up-pattern-end-date": END_DATE,
+                       "job-schedulers/pick-up-no-rjk": "rjk"}
 T = 1700000000000
 
 
@@ -144,7 +151,8 @@ def test_python_client_passes_every_vector(all_vectors: list[Vector], redis_serv
                                            profile_skips: Callable[[str], set[str]]) -> None:
     outcomes = _run_all(all_vectors, redis_server, profile, candidate)
     failed = {line.split(":")[0] for line in outcomes["failed"]}
-    assert failed == set(REAL_DIFFERENCES) | set(CRON_DIFFERENCES), outcomes["failed"]
+    assert failed == set(REAL_DIFFERENCES) | set(CRON_DIFFERENCES) | set(PICK_UP_DIFFERENCES), \
+        outcomes["failed"]
     assert outcomes["errored"] == []
     assert len(outcomes["passed"]) >= 120
     skipped_for_op = set()
@@ -212,6 +220,34 @@ def test_cron_differences_are_in_the_package_and_croniter(vector_id: str,
         offset_now = datetime.fromtimestamp(base, tz=zone).utcoffset()
         assert datetime.fromtimestamp(expected / 1000, tz=zone).utcoffset() != offset_now
         assert int(found.timestamp() * 1000) != expected
+
+
+@pytest.mark.parametrize("vector_id", sorted(PICK_UP_DIFFERENCES))
+def test_pick_up_differences_are_in_the_package(vector_id: str,
+                                                all_vectors: list[Vector]) -> None:
+    """Each listed pick-up failure, shown by the package's own code with the vector's input:
+    its worker's scheduler step, the strategy it asks, and where its Job gets the scheduler."""
+    import inspect
+
+    from bullmq import job, job_scheduler, worker
+
+    vector = next(v for v in all_vectors if v.id == vector_id)
+    (op,) = vector.when
+    assert isinstance(op, PickUpIteration)
+    step = inspect.getsource(worker.Worker.nextJobFromJobData)
+    assert "if job_instance.repeatJobKey:" in step and "_scheduleNextIteration" in step
+    if PICK_UP_DIFFERENCES[vector_id] == END_DATE:
+        # now is before endDate, so the upsert goes on to the strategy, which never reads it
+        assert op.now <= op.opts["repeat"]["endDate"]
+        assert "endDate" not in inspect.getsource(job_scheduler.default_repeat_strategy)
+        assert vector.returns == (None,)
+        return
+    assert op.rjk is None and op.opts["repeatJobKey"]
+    assert "self.repeatJobKey = None" in inspect.getsource(job.Job.__init__)
+    from_json = inspect.getsource(job.Job.fromJSON)
+    assert 'job.repeatJobKey = rawData.get("rjk")' in from_json
+    assert "repeatJobKey" not in from_json.replace("job.repeatJobKey", "")
+    assert vector.returns != (None,)
 
 
 @pytest.mark.parametrize("profile", ["bullmq", "echomq"])

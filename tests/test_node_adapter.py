@@ -18,7 +18,7 @@ from conformance.state import snapshot
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, AddParentJob, MoveToActive
-from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS, NextMillis
+from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS, NextMillis, PickUpIteration
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
 from tests.cli_helpers import cli
 
@@ -40,9 +40,10 @@ CLIENT_VALIDATION = {
 #: Ops npm bullmq cannot express through its own code, by the op in the skip message.
 OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it",
             "addParentJob": "has no public call that adds a parent job alone",
-            # Not a limit of npm bullmq: no adapter protocol version has these ops yet.
+            # Not a limit of npm bullmq: no adapter protocol version has these ops yet (the
+            # queue's scheduler calls; nextMillis and pickUpIteration are sent).
             **{op: "no version has the job scheduler ops yet" for op in SCHEDULER_OPS
-               if op not in CLIENT_SIDE}}
+               if op not in CLIENT_SIDE and op != "pickUpIteration"}}
 T = 1700000000000
 
 
@@ -74,7 +75,7 @@ def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile
     assert {r["id"] for r in doc["results"] if ".until-" in r["id"]} <= set(skipped)
 
 
-def test_speaks_protocol_4_and_skips_what_the_client_cannot_express(
+def test_speaks_protocol_5_and_skips_what_the_client_cannot_express(
         redis_server: ServerInfo) -> None:
     adapter = node_adapter_source() / "adapter.js"
     candidate = CommandCandidate(f"node {adapter}", label="bullmq-node")
@@ -82,7 +83,7 @@ def test_speaks_protocol_4_and_skips_what_the_client_cannot_express(
     queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
-        assert candidate.speaks == 4
+        assert candidate.speaks == 5
         assert candidate.apply(client, queue, Add("a", T)) == "1"
         assert candidate.apply(client, queue, MoveToActive(T + 1)) == \
             {"job": "1", "ttl": 0, "next": 0}
@@ -104,6 +105,14 @@ def test_speaks_protocol_4_and_skips_what_the_client_cannot_express(
         assert candidate.apply(client, queue, NextMillis("0 * * * *", T, end_date=T - 1)) \
             == "invalid"
         assert sorted(client.keys(f"{queue.base}*")) == written  # nothing stored
+        # A worker picking up a job that names no scheduler asks for nothing; one whose
+        # scheduler the queue lacks asks, and the script adds nothing.
+        opts = {"repeat": {"every": 1000, "count": 1}}
+        assert candidate.apply(client, queue, PickUpIteration("repeat:s:1", T, None, opts)) \
+            is None
+        assert candidate.apply(client, queue, PickUpIteration("repeat:s:1", T, "s", opts)) \
+            is None
+        assert sorted(client.keys(f"{queue.base}*")) == written
     finally:
         candidate.close()
         snapshot.delete_queue(client, queue)

@@ -95,6 +95,14 @@ SCHEDULER_MUTANTS: tuple[Mutant, ...] = (
            [("    if producerId == currentDelayedJobId then", "    if true then")]),
     mutant("no-duplicated-event", "a next iteration that exists already gives no duplicated "
            "event", [dropped(_OURS_DUPLICATED)], [dropped(_OFF_DUPLICATED)]),
+    mutant("next-opts-from-template", "the next iteration takes the scheduler's template opts, "
+           "not the opts the worker sends",
+           [("local iterationOpts = cmsgpack.unpack(ARGV[4])",
+             'local iterationOpts = cjson.decode(rcall("HGET", KEYS[1] .. ":" .. ARGV[2], '
+             '"opts") or "{}")')],
+           [("local jobOpts = cmsgpack.unpack(ARGV[4])",
+             'local jobOpts = cjson.decode(rcall("HGET", KEYS[1] .. ":" .. ARGV[2], "opts") '
+             'or "{}")')]),
     mutant("iteration-count-not-incremented", "the next iteration leaves ic as it was",
            [dropped('rcall("HINCRBY", schedulerKey, "ic", 1)\n')],
            [dropped('            rcall("HINCRBY", schedulerKey, "ic", 1)\n')]),

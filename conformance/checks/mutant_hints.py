@@ -144,6 +144,7 @@ FIRST_TRIED: dict[str, str] = {
     "slot-walk-33": "job-schedulers/every-slots-busy",
     "producer-unchecked": "job-schedulers/next-other-producer",
     "no-duplicated-event": "job-schedulers/next-exists",
+    "next-opts-from-template": "job-schedulers/pick-up-keeps-opts",
     "iteration-count-not-incremented": "job-schedulers/next-catch-up-this-slot",
     "removal-keeps-delayed-iteration": "job-schedulers/remove-delayed",
     "removal-without-event": "job-schedulers/remove-delayed",

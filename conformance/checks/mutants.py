@@ -62,6 +62,7 @@ CHEAP_KILLER_COST = 1000
 #: The scripts an op may call, where that is not the script named like the op.
 OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
+    "pickUpIteration": ("updateJobScheduler",),
     "resume": ("pause",),
     **{name: () for name in CLIENT_SIDE},
 }

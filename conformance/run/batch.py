@@ -102,8 +102,8 @@ class _Planned:
     queue: QueueRef
     #: The vector's other queues (a flow across queues: `<q2>`).
     others: tuple[QueueRef, ...]
-    #: Each op's queue, and its script calls (`ScriptsCandidate.plan`): one, or addFlow's
-    #: several.
+    #: Each op's queue, and its script calls (`ScriptsCandidate.plan`): one, addFlow's
+    #: several, or none (a worker that asks for no next iteration).
     ops: tuple[tuple[QueueRef, tuple[ScriptCall, ...]], ...]
 
     @property
@@ -117,11 +117,12 @@ class _Planned:
         return tuple(call for _, calls in self.ops for call in calls)
 
     def results(self, replies: list[object]) -> list[Result]:
-        """Each op's result from the replies to `calls`: its first call's (addFlow's root)."""
+        """Each op's result from the replies to `calls`: its first call's (addFlow's root), or
+        None for an op that called nothing."""
         results: list[Result] = []
         at = 0
         for _, calls in self.ops:
-            results.append(calls[0].finish(replies[at]))
+            results.append(calls[0].finish(replies[at]) if calls else None)
             at += len(calls)
         return results
 

@@ -1,5 +1,6 @@
 """job-schedulers: Queue.upsertJobScheduler (addJobScheduler-11), a worker's next iteration
-(updateJobScheduler-12), removeJobScheduler-3 and getJobScheduler-1.
+(updateJobScheduler-12, and the client's side of it: `scheduler_pickups`), removeJobScheduler-3
+and getJobScheduler-1.
 
 A scheduler is a member of the `repeat` zset scored by its next fire time, and a hash
 `repeat:<id>`; its iteration is a job `repeat:<id>:<fire time>` with `rjk = <id>`. An `every`
@@ -16,6 +17,8 @@ from typing import Any
 
 from reference_impl import versions
 from reference_impl.cases import Area, Case, Flag, T, job_hash, wait_list, zset
+from reference_impl.cases.scheduler_pickups import NOTES as PICK_UP_NOTES
+from reference_impl.cases.scheduler_pickups import pick_up_cases
 from reference_impl.scheduler_ops import (
     AddJobScheduler,
     GetJobScheduler,
@@ -100,6 +103,7 @@ NOTES = {
         "An iteration with opts.de stores deid but is never deduplicated, whoever holds "
         "de:<id>.",
     ),
+    **PICK_UP_NOTES,
 }
 
 
@@ -283,10 +287,11 @@ def _remove_and_get_cases() -> list[Case]:
 AREA = Area(
     "job-schedulers",
     "Job schedulers: addJobScheduler-11 (upsert), updateJobScheduler-12 (a worker's next "
-    "iteration), removeJobScheduler-3 and getJobScheduler-1.",
+    "iteration, and the client's side of it: pickUpIteration), removeJobScheduler-3 and "
+    "getJobScheduler-1.",
     NOTES,
     tuple(_first_cases() + _upsert_cases() + _collision_cases() + _next_cases()
-          + _remove_and_get_cases()),
+          + pick_up_cases() + _remove_and_get_cases()),
     since=versions.WORKER_SINCE,
     rule=(
         "A scheduler is `repeat` (zset: id -> next fire time) and `repeat:<id>` (hash: name, "
@@ -296,6 +301,9 @@ AREA = Area(
         "after now when an offset is given, else now; the next is the previous + every, or "
         "after missed iterations now's slot + offset (the next slot when that is not ahead). "
         "A pattern's fire time is the client's. An upsert replaces an iteration that has not "
-        "started, at the same fire time when every is unchanged."
+        "started, at the same fire time when every is unchanged. A worker that picks up an "
+        "iteration asks for the next one: the client, not the script, counts `repeat.count`, "
+        "stops at `repeat.limit` and `repeat.endDate`, and takes a pattern's next fire time "
+        "after the later of now and `prevMillis`."
     ),
 )

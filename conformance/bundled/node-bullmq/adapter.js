@@ -5,9 +5,9 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
 // order. Everything else (logs, library warnings) goes to stderr.
 //
-// Adapter protocol version 4 (the start reply says so): the queue half's ops below, the flow ops,
-// the worker half's in worker-ops.js, and cron parity's nextMillis in cron-ops.js. Every op is driven through the package's own client
-// code:
+// Adapter protocol version 5 (the start reply says so): the queue half's ops below, the flow ops,
+// the worker half's in worker-ops.js, cron parity's nextMillis and a worker's pickUpIteration
+// in cron-ops.js. Every op is driven through the package's own client code:
 //   add            Queue.add(name, data, {...opts, timestamp, jobId}); the stored short names in
 //                  opts are passed as the client's options: de as `deduplication`, and a child's
 //                  fpof, cpof, idof, rdof as failParentOnFailure, continueParentOnFailure,
@@ -75,6 +75,11 @@
 //   nextMillis     the nextMillis Queue.upsertJobScheduler hands its backend, recorded there
 //                  and not written (cron-ops.js); {next: null} when it adds nothing, "invalid"
 //                  when it throws
+//   pickUpIteration  Worker.nextJobFromJobData(job, id, token), the job's hash built from the
+//                  op's rjk and opts (cron-ops.js); result the updateJobScheduler reply (the next
+//                  iteration's id or null), null when the worker calls nothing
+//   addJobScheduler, updateJobScheduler, removeJobScheduler, getJobScheduler: not in the
+//                  protocol yet (the suite sends none)
 // A worker op's Job is a handle (new Job(queue, '', {}, opts, id)), as a worker holds one for the
 // job it fetched: the scripts read nothing of it but the id and the opts the op names.
 // When Job.fromId finds no hash, the op calls the same backend method the Job method wraps
@@ -98,9 +103,9 @@ const { Queue, Worker, Job, FlowProducer } = require('bullmq');
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 
 const realDateNow = Date.now;
-/** The adapter protocol version this adapter speaks: 4, with the worker half's ops, flows and
- * cron parity. */
-const PROTOCOL = 4;
+/** The adapter protocol version this adapter speaks: 5, with the worker half's ops, flows,
+ * cron parity and a worker's side of a job scheduler. */
+const PROTOCOL = 5;
 
 const state = {
   connection: null, // shared ioredis client
@@ -546,7 +551,7 @@ const WORKER_OPS = require('./worker-ops')({
   codeOf, scriptCode, defined,
 });
 
-const CRON_OPS = require('./cron-ops')({ withClock });
+const CRON_OPS = require('./cron-ops')({ withClock, getWorker, watchScript });
 
 async function runOp(req) {
   if (!state.connection) throw new Error('op before start');
@@ -576,6 +581,8 @@ async function runOp(req) {
       return opPause(queue, op);
     case 'nextMillis':
       return CRON_OPS.nextMillis(queue, op);
+    case 'pickUpIteration':
+      return CRON_OPS.pickUpIteration(req.queue, op);
     default:
       if (Object.prototype.hasOwnProperty.call(WORKER_OPS, op.op)) {
         return WORKER_OPS[op.op](req.queue, queue, op);

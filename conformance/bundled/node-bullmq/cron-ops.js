@@ -1,6 +1,11 @@
 'use strict';
-// Cron parity's nextMillis (adapter protocol 4) for the npm bullmq adapter: the fire time
-// Queue.upsertJobScheduler computes for a pattern, taken from the client's own upsert.
+const { Job } = require('bullmq');
+
+// The scheduler ops the npm bullmq adapter drives through the client's own code: cron parity's
+// nextMillis (adapter protocol 4) and a worker's pickUpIteration (protocol 5).
+//
+// nextMillis: the fire time Queue.upsertJobScheduler computes for a pattern, taken from the
+// client's own upsert.
 //
 // The upsert runs at the op's `now` (Date.now pinned) with repeat options {pattern, tz,
 // startDate, endDate}. Its JobScheduler's backend is swapped, for the call, for one whose
@@ -18,7 +23,7 @@ class Recorded extends Error {
   }
 }
 
-module.exports = function cronOps({ withClock }) {
+module.exports = function cronOps({ withClock, getWorker, watchScript }) {
   async function nextMillis(queue, op) {
     const scheduler = await queue.jobScheduler;
     const repeat = { pattern: op.pattern };
@@ -45,5 +50,31 @@ module.exports = function cronOps({ withClock }) {
       scheduler.backend = backend;
     }
   }
-  return { nextMillis };
+  /**
+   * pickUpIteration: what a Worker does with a job it fetched, Worker.nextJobFromJobData with
+   * the job as the backend hands a fetched hash over (its JobJson: opts decoded by
+   * Job.optsFromJSON, rjk as repeatJobKey; rjk and opts from the op), at the op's now. Its
+   * scheduler step calls updateJobScheduler, or nothing (the client stops first, or throws:
+   * the worker reports that as an 'error' event and goes on). Result: the script's reply (the
+   * next iteration's id, or null), null when it was not called.
+   */
+  async function pickUpIteration(queueName, op) {
+    const worker = await getWorker(queueName);
+    const jobData = {
+      id: String(op.producerId), name: 'report', data: '{}',
+      opts: Job.optsFromJSON(JSON.stringify(op.opts || {})),
+      progress: 0, delay: 0, priority: 0, timestamp: op.now,
+      attemptsStarted: 1, attemptsMade: 0, stalledCounter: 0, processedOn: op.now,
+      repeatJobKey: op.rjk === null ? undefined : op.rjk,
+    };
+    const { replies } = await watchScript(worker.backend, 'updateJobScheduler', () =>
+      withClock(op.now, () => worker.nextJobFromJobData(jobData, String(op.producerId), 'tok')));
+    if (replies.length > 1) {
+      throw new Error(`expected at most one updateJobScheduler call, saw ${replies.length}`);
+    }
+    const got = replies.length ? replies[0] : null;
+    return got === null || got === undefined ? null : String(got);
+  }
+
+  return { nextMillis, pickUpIteration };
 };

@@ -1,8 +1,8 @@
 """`command:CMD`: an implementation in any language, behind the JSON-lines adapter protocol.
 
-The protocol (version 4: version 2's worker half, version 3's flow ops, and cron parity's
-nextMillis; an adapter that speaks an older version still runs, and the vectors with newer ops
-are skipped) is specified by the bundled
+The protocol (version 5: version 2's worker half, version 3's flow ops, version 4's cron
+parity nextMillis, and a worker's pickUpIteration; an adapter that speaks an older version still
+runs, and the vectors with newer ops are skipped) is specified by the bundled
 `schemas/adapter-protocol.schema.json` and described in `docs/ADAPTERS.md`. Every reply is
 validated against the schema. An adapter that exits, hangs past the per-op timeout, or writes
 anything but a valid reply makes the current op raise `CandidateError` with the tail of its
@@ -52,7 +52,7 @@ from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 #: What an adapter speaks when its start reply does not say: version 1, without the worker
 #: half's ops.
 DEFAULT_ADAPTER_PROTOCOL = 1
@@ -99,6 +99,8 @@ def version_3_part(step: dict[str, Any]) -> str | None:
 
 #: The ops only adapter protocol version 4 has: cron parity.
 VERSION_4_OPS = frozenset(CLIENT_SIDE)
+#: The ops only adapter protocol version 5 has: a worker's side of a job scheduler.
+VERSION_5_OPS = frozenset({"pickUpIteration"})
 
 
 def version_4_part(step: dict[str, Any]) -> str | None:
@@ -108,11 +110,20 @@ def version_4_part(step: dict[str, Any]) -> str | None:
     return name if name in VERSION_4_OPS else None
 
 
+def version_5_part(step: dict[str, Any]) -> str | None:
+    """What in an op request needs adapter protocol version 5 (a worker picking up a
+    scheduler's iteration), or None."""
+    name: str = step["op"]
+    return name if name in VERSION_5_OPS else None
+
+
 def scheduler_part(step: dict[str, Any]) -> str | None:
-    """A job scheduler op that writes (no adapter protocol version has them yet, so no
+    """A job scheduler op that writes as a queue does (no adapter protocol version has
+    addJobScheduler, updateJobScheduler, removeJobScheduler or getJobScheduler yet, so no
     adapter is sent one), or None."""
     name: str = step["op"]
-    return name if name in SCHEDULER_OPS and name not in VERSION_4_OPS else None
+    sent = VERSION_4_OPS | VERSION_5_OPS
+    return name if name in SCHEDULER_OPS and name not in sent else None
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -389,7 +400,8 @@ class CommandCandidate:
             raise CandidateSkipped(
                 f"the adapter speaks adapter protocol {self.speaks}, which has no {unsent}: "
                 f"no version has the job scheduler ops yet")
-        for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part)):
+        for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part),
+                              (5, version_5_part)):
             if self.speaks < version and (newer := part(step)) is not None:
                 raise CandidateSkipped(
                     f"the adapter speaks adapter protocol {self.speaks}, which has no {newer}; "

@@ -26,7 +26,8 @@ Each op goes through the package's own Python code, not through our script runne
   `moveToWaitingChildren` is `Job.moveToWaitingChildren`: `bullmq_py_flows` (its docstring
   says how, which flags are skipped, and why getDependencyCounts, removeChildDependency and
   removeUnprocessedChildren are);
-- `nextMillis` (cron parity) is the package's repeat strategy: `bullmq_py_cron`;
+- `nextMillis` (cron parity) is the package's repeat strategy, and `pickUpIteration` its
+  `Worker.nextJobFromJobData` with the picked-up job: `bullmq_py_cron`;
 - the worker half's ops are in `bullmq_py_worker` (its docstring says which call each is, and
   why releaseLock, moveJobFromActiveToWait, getRateLimitTtl, removeDeduplicationKey and addLog
   are skipped).
@@ -56,7 +57,12 @@ from typing import Any
 import redis
 
 from conformance.candidates.base import Capabilities
-from conformance.candidates.clients.bullmq_py_cron import next_millis
+from conformance.candidates.clients.bullmq_py_cron import (
+    fetched_hash,
+    next_iteration_id,
+    next_millis,
+    recording_upserts,
+)
 from conformance.candidates.clients.bullmq_py_flows import FlowOps, client_opts, refused_flags
 from conformance.candidates.clients.bullmq_py_worker import WorkerOps
 from conformance.candidates.clients.package import (
@@ -89,7 +95,7 @@ from reference_impl.ops import (
     fetched,
     op_name,
 )
-from reference_impl.scheduler_ops import NextMillis
+from reference_impl.scheduler_ops import NextMillis, PickUpIteration
 from reference_impl.versions import Version
 
 INSTALL_HINT = ("--candidate bullmq-py needs the official client: "
@@ -186,6 +192,7 @@ class PythonClientCandidate:
             **self._worker_ops.handlers(),
             **self._flow_ops.handlers(),
             NextMillis: lambda _queue, found: next_millis(self._package, found),
+            PickUpIteration: self._pick_up_iteration,
         }
         # the protocol judged: what an older client's arguments mean (moveToDelayed)
         self._protocol = queue.protocol
@@ -376,6 +383,22 @@ class PythonClientCandidate:
                 return fetched(None if job in (0, "0", None) else str(job), int(ttl or 0),
                                int(next_ms or 0))
         return as_is(reply)
+
+    def _pick_up_iteration(self, queue: Any, op: PickUpIteration) -> Result:
+        worker = self._worker(queue, {})
+        method = self._member(worker, "nextJobFromJobData", "Worker.nextJobFromJobData")
+        returned, undo = recording_upserts(worker)
+        try:
+            self._run("Worker.nextJobFromJobData", op.now, method, fetched_hash(op),
+                      op.producer_id, 0, 0, "tok")
+        except PackageError as exc:
+            raise CandidateError(f"Worker.nextJobFromJobData raised {exc}") from None
+        finally:
+            undo()
+        try:
+            return next_iteration_id(returned)
+        except ValueError as exc:
+            raise CandidateError(str(exc)) from None
 
     def _promote(self, queue: Any, op: Promote) -> Result:
         job = self._job_handle(queue, op.job_id)

@@ -29,6 +29,9 @@ from reference_impl.ops import Result
 #: The package modules whose `time.time()` an op can reach (Job.__init__, Job.moveToDelayed,
 #: Scripts.moveToActive).
 CLOCK_MODULES = ("bullmq.job", "bullmq.scripts")
+#: Modules that read the clock too where a release has them: its job schedulers (a worker
+#: picking up an iteration). A release without them has no such op to freeze.
+OPTIONAL_CLOCK_MODULES = ("bullmq.job_scheduler",)
 _UNKNOWN_CODE = re.compile(r"Unknown code (-?\d+) error for ")
 
 
@@ -131,16 +134,19 @@ class _FrozenTime:
 
 @contextlib.contextmanager
 def frozen_clock(ms: int | None) -> Iterator[None]:
-    """Patch `time` in every module of `CLOCK_MODULES` to read `ms`, then restore it."""
+    """Patch `time` in every module of `CLOCK_MODULES` (and of `OPTIONAL_CLOCK_MODULES` the
+    package has) to read `ms`, then restore it."""
     if ms is None:
         yield
         return
     clock = _FrozenTime(ms)
     with contextlib.ExitStack() as stack:
-        for name in CLOCK_MODULES:
+        for name in (*CLOCK_MODULES, *OPTIONAL_CLOCK_MODULES):
             try:
                 module = importlib.import_module(name)
             except ImportError:
+                if name in OPTIONAL_CLOCK_MODULES:
+                    continue
                 raise CandidateError(f"the package has no {name} module; cannot inject the "
                                      "op's clock") from None
             if getattr(module, "time", None) is not time:

@@ -85,6 +85,7 @@ OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: (name,) for name in OP_NAMES},
     **{name: () for name in CLIENT_SIDE},
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
+    "pickUpIteration": ("updateJobScheduler",),
     "resume": ("pause",),
     "addFlow": ("addParentJob", "addStandardJob", "addDelayedJob", "addPrioritizedJob",
                 "releaseParentIfNoPendingDependencies"),
