@@ -53,6 +53,11 @@ SCHEDULER_MUTANTS: tuple[Mutant, ...] = (
              '      table.insert(optionalValues, tonumber(offset))',
              '    if false then\n      table.insert(optionalValues, "offset")\n'
              '      table.insert(optionalValues, tonumber(offset))')]),
+    mutant("scheduler-hash-merged", "an upsert writes over the scheduler hash without "
+           "deleting it: options of an earlier upsert stay",
+           [dropped('  rcall("DEL", schedulerKey)\n')],
+           [dropped('  rcall("DEL", schedulerKey) -- remove all attributes and then re-insert '
+                    'new ones\n')]),
     mutant("empty-template-data-stored", "empty template data ({}) is stored in the hash",
            [('  if templateData ~= "{}" then', "  if templateData then")],
            [("  if templateData and templateData ~= '{}' then", "  if templateData then")]),

@@ -135,6 +135,7 @@ FIRST_TRIED: dict[str, str] = {
     "iteration-count-reset": "job-schedulers/upsert-active-stays",
     "stored-offset-forgotten": "job-schedulers/upsert-delayed-same-time",
     "empty-template-data-stored": "job-schedulers/every-now",
+    "scheduler-hash-merged": "job-schedulers/upsert-drops-old-options",
     "iteration-without-rjk": "job-schedulers/remove-waiting-stays",
     "replacement-moves": "job-schedulers/upsert-delayed-same-time",
     "waiting-iteration-kept": "job-schedulers/upsert-waiting",

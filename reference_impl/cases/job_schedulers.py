@@ -80,7 +80,8 @@ NOTES = {
         "precondition",
         "An iteration id held by another job: a pattern upsert returns -10 and writes nothing "
         "but the events cap; an every upsert walks on by every, up to 32 slots, then returns "
-        "-11.",
+        "-11. A pattern upsert that replaced its iteration writes over a job holding the "
+        "new id (HMSET: the other fields stay).",
     ),
     "producer": Flag(
         "precondition",
@@ -102,6 +103,18 @@ NOTES = {
         "deduplication",
         "An iteration with opts.de stores deid but is never deduplicated, whoever holds "
         "de:<id>.",
+    ),
+    "unenforced": Flag(
+        "precondition",
+        "The scripts enforce neither endDate nor limit: an upsert past its endDate, or of a "
+        "scheduler whose ic reached its limit, stores it and adds an iteration (ic unchanged). "
+        "Only the client stops (Queue.upsertJobScheduler throws; a worker asks for nothing).",
+    ),
+    "switch": Flag(
+        "missing-write",
+        "Switching an every scheduler to a pattern rewrites the hash without every, but keeps "
+        "the stored offset (the upsert that replaced an iteration sends none), and moves the "
+        "iteration to the pattern's fire time.",
     ),
     **PICK_UP_NOTES,
 }
@@ -268,6 +281,67 @@ def _next_cases() -> list[Case]:
     ]
 
 
+def _edge_cases() -> list[Case]:
+    """What the scripts leave to the client, precedence between options, and odd layouts."""
+    at_limit = {"repeat": zset([("s", NOW - 1000)]),
+                "repeat:s": job_hash({"name": "report", "every": "1000", "offset": "123",
+                                      "limit": "3", "ic": "3"})}
+    late_start = {"repeat": zset([("s", NOW)]), _iteration(NOW): job_hash({"name": "report",
+                                                                           "rjk": "s"}),
+                  "active": wait_list(_iteration(NOW)),
+                  "repeat:s": job_hash({"name": "report", "every": "1000", "offset": "123",
+                                        "startDate": str(NOW + 100_000), "ic": "1"})}
+    to_pattern = AddJobScheduler("s", NOW + 10, "report", pattern=PATTERN, next_millis=T + 60_000,
+                                 job_opts={"repeat": {"pattern": PATTERN}})
+    taken = {_iteration(T + 120_000, "p"): job_hash({"name": "old", "returnvalue": "1",
+                                                     "finishedOn": str(T)})}
+    own_active = {"repeat": zset([("p", T + 60_000)]),
+                  _iteration(T + 60_000, "p"): job_hash({"name": "report", "rjk": "p"}),
+                  "active": wait_list(_iteration(T + 60_000, "p")),
+                  "repeat:p": job_hash({"name": "report", "pattern": PATTERN, "offset": "0",
+                                        "ic": "1"})}
+    return [
+        Case("every-offset-zero", "An offset of 0 counts as none: the first iteration fires "
+             "now and stores offset 123.", (every(offset=0),), ("every-first",)),
+        Case("upsert-drops-old-options", "An upsert rewrites the hash: limit and tz of the "
+             "earlier upsert are gone, ic kept.",
+             (every(start_date=NOW + 5000, limit=5, tz="Europe/Paris"), every(NOW + 10)),
+             ("upsert", "hash")),
+        Case("pattern-upsert-own-active", "A pattern upsert at the fire time of its own active "
+             "iteration returns -10.", (pattern(T + 60_000, NOW + 1),), ("collision",),
+             own_active),
+        Case("next-pattern-due", "A pattern's next iteration at now (the client's clamp) is "
+             "added due: pushed to wait with the marker.",
+             (pattern(T + 60_000), nxt(T + 60_001, _iteration(T + 60_000, "p"), T + 60_001,
+                                       "p", {"repeat": {"pattern": PATTERN}})),
+             ("pattern", "iteration")),
+        Case("every-start-beats-offset", "A start date ahead wins over an offset slot; the "
+             "given offset is still stored (400).", (every(offset=400, start_date=NOW + 5000),),
+             ("every-first", "hash")),
+        Case("every-offset-beyond-interval", "An offset beyond every is kept whole: offset 1500 "
+             "at 123 fires 1377 ms later and stores 1500.", (every(offset=1500),),
+             ("every-first", "hash")),
+        Case("end-date-not-enforced", "An upsert whose endDate is past is stored and its "
+             "iteration added, due now.", (every(end_date=NOW - 1000),), ("unenforced",)),
+        Case("limit-not-enforced", "An upsert of a scheduler whose ic reached its limit adds an "
+             "iteration; ic stays 3.", (every(limit=3),), ("unenforced",), at_limit),
+        Case("every-to-pattern", "An every scheduler upserted as a pattern loses every, keeps "
+             "offset 123, and moves its iteration.",
+             (every(start_date=NOW + 5000), to_pattern), ("switch", "upsert")),
+        Case("pattern-replaces-onto-taken-id", "A pattern upsert that replaced its iteration "
+             "writes the next over a job holding that id.",
+             (pattern(T + 60_000), pattern(T + 120_000, NOW + 1)), ("collision", "upsert"),
+             taken),
+        Case("next-ignores-start-date", "A start date ahead does not delay the next iteration: "
+             "it places the first one only.", (nxt(NOW + 5, _iteration(NOW)),), ("every-next",),
+             late_start),
+        Case("next-every-from-hash", "The hash's every wins over the one in the iteration opts "
+             "(1000 stored, 5000 sent).",
+             (every(), nxt(NOW + 5, _iteration(NOW), job_opts={"repeat": {"every": 5000}})),
+             ("every-next",)),
+    ]
+
+
 def _remove_and_get_cases() -> list[Case]:
     return [
         Case("remove-delayed", "Removing a scheduler removes its delayed iteration with a "
@@ -291,7 +365,7 @@ AREA = Area(
     "getJobScheduler-1.",
     NOTES,
     tuple(_first_cases() + _upsert_cases() + _collision_cases() + _next_cases()
-          + pick_up_cases() + _remove_and_get_cases()),
+          + _edge_cases() + pick_up_cases() + _remove_and_get_cases()),
     since=versions.WORKER_SINCE,
     rule=(
         "A scheduler is `repeat` (zset: id -> next fire time) and `repeat:<id>` (hash: name, "

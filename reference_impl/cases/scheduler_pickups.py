@@ -148,6 +148,17 @@ def pick_up_cases() -> list[Case]:
         Case("pick-up-pattern-tz", "repeat.tz places the next fire time: 09:00 in Paris is "
              "08:00 UTC in November.", (_pick_pattern(nine, NINE_PARIS + 5, NINE_PARIS),),
              ("pick-up-pattern",), _pattern(nine, NINE_PARIS, pattern=NINE, tz=PARIS)),
+        Case("pick-up-drops-immediately", "repeat.immediately is not carried to the next "
+             "iteration's opts.", (_pick_every(_every_opts(immediately=True)),), ("pick-up",),
+             _every(_every_opts(immediately=True))),
+        Case("pick-up-pattern-offset-dropped", "A pattern iteration's repeat.offset is not "
+             "carried to the next one (only every's is).",
+             (_pick_pattern(_pattern_opts(offset=250), MINUTE + 5),), ("pick-up",),
+             _pattern(_pattern_opts(offset=250))),
+        Case("pick-up-pattern-start-date", "A repeat.startDate ahead of now is where the "
+             "pattern's next fire time is counted from.",
+             (_pick_pattern(_pattern_opts(startDate=MINUTE + 600_500), MINUTE + 5),),
+             ("pick-up-pattern",), _pattern(_pattern_opts(startDate=MINUTE + 600_500))),
         Case("pick-up-pattern-end-date", "A pattern with no fire time before repeat.endDate "
              "gets no next iteration.",
              (_pick_pattern(_pattern_opts(endDate=MINUTE + 59_999), MINUTE + 5),),
