@@ -131,6 +131,12 @@ CLIENT_SIDE: dict[str, str] = {
     "nextMillis": "the client computes a cron pattern's fire time (its cron library); no "
                   "script does",
 }
+#: The scheduler calls a queue makes (an upsert, the script side of a worker's next iteration,
+#: removal, a read), apart from the client's own computations (nextMillis) and a worker's side
+#: (pickUpIteration): no adapter protocol version has them yet, and no client candidate drives
+#: them.
+QUEUE_CALLS = frozenset({"addJobScheduler", "updateJobScheduler", "removeJobScheduler",
+                         "getJobScheduler"})
 #: Vector spelling of the scheduler ops' fields, where it differs from the Python name.
 SCHEDULER_FIELDS = {
     "scheduler_id": "schedulerId", "next_millis": "nextMillis", "start_date": "startDate",

@@ -38,12 +38,12 @@ def next_call(op: PickUpIteration) -> UpdateJobScheduler | None:
     An `every` scheduler's call carries next_millis 0: the client sends none (Node sends an
     empty argument), and the script computes the fire time itself.
     """
-    repeat = _asked(op)
-    scheduler_id = scheduler_of(op)
-    if repeat is None or scheduler_id is None:
+    asked = _asked(op)
+    if asked is None:
         return None
+    scheduler_id, repeat = asked
     fire: int | None = None
-    lookup = cron_lookup(op)
+    lookup = _lookup(op, repeat)
     if lookup is not None:
         answer = cron_answers.next_millis(lookup)
         if isinstance(answer, str) or answer["next"] is None:
@@ -64,18 +64,24 @@ def cron_lookup(op: PickUpIteration) -> NextMillis | None:
     """The cron library's question for a pattern the client gets as far as computing: the
     next fire time after the later of now and the picked-up opts' `prevMillis`; None for an
     `every` scheduler and when the client asks for nothing before that."""
-    repeat = _asked(op)
-    if repeat is None or not repeat.get("pattern"):
+    asked = _asked(op)
+    return None if asked is None else _lookup(op, asked[1])
+
+
+def _lookup(op: PickUpIteration, repeat: dict[str, Any]) -> NextMillis | None:
+    if not repeat.get("pattern"):
         return None
     base = max(op.now, int(op.opts.get("prevMillis") or 0))
     return NextMillis(str(repeat["pattern"]), base, _text_or_none(repeat.get("tz")),
                       _int_or_none(repeat.get("startDate")), _int_or_none(repeat.get("endDate")))
 
 
-def _asked(op: PickUpIteration) -> dict[str, Any] | None:
-    """The picked-up opts' `repeat`, when the client goes on to compute the next iteration;
-    None when it stops first (no scheduler, invalid repeat options, the limit, the end date)."""
-    if scheduler_of(op) is None:
+def _asked(op: PickUpIteration) -> tuple[str, dict[str, Any]] | None:
+    """The scheduler and the picked-up opts' `repeat`, when the client goes on to compute the
+    next iteration; None when it stops first (no scheduler, invalid repeat options, the limit,
+    the end date)."""
+    scheduler_id = scheduler_of(op)
+    if scheduler_id is None:
         return None
     repeat = dict(op.opts.get("repeat") or {})
     if bool(repeat.get("every")) == bool(repeat.get("pattern")):
@@ -85,7 +91,7 @@ def _asked(op: PickUpIteration) -> dict[str, Any] | None:
     end_date = repeat.get("endDate")
     if end_date and op.now > int(end_date):
         return None
-    return repeat
+    return scheduler_id, repeat
 
 
 def _count(repeat: dict[str, Any]) -> int:

@@ -23,7 +23,7 @@ from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.keys import BULLMQ, ECHOMQ, KeyProfile
 from reference_impl.ops import Add, ChangeDelay, MoveToActive, MoveToDelayed, Op, Promote
-from reference_impl.scheduler_ops import SCHEDULER_OPS, NextMillis, PickUpIteration
+from reference_impl.scheduler_ops import QUEUE_CALLS, SCHEDULER_OPS, NextMillis, PickUpIteration
 from reference_impl.worker_ops import (
     AddLog,
     GetDependencyCounts,
@@ -55,15 +55,13 @@ SKIP_REASONS = {
     "removeChildDependency": "has no Job.removeChildDependency",
     "removeUnprocessedChildren": "has no Job.removeUnprocessedChildren",
     # Not a limit of the package: the candidate does not drive its job schedulers yet.
-    **{op: "the suite does not drive" for op in SCHEDULER_OPS
-       if op not in ("nextMillis", "pickUpIteration")},
+    **{op: "the suite does not drive" for op in QUEUE_CALLS},
 }
 #: Ops it always skips (the others only for some of their arguments).
 ALWAYS_SKIPPED = (ChangeDelay, ReleaseLock, MoveJobFromActiveToWait, GetRateLimitTtl,
                   RemoveDeduplicationKey, AddLog, GetDependencyCounts, RemoveChildDependency,
                   RemoveUnprocessedChildren,
-                  *(op for op in SCHEDULER_OPS.values() if op not in (NextMillis,
-                                                                      PickUpIteration)))
+                  *(SCHEDULER_OPS[name] for name in QUEUE_CALLS))
 #: The vectors it fails, real differences: its scripts follow the flow protocol from before
 #: npm 6.5.1. Each: the installed script, a line (1-based) and the text there that shows it,
 #: and the text of npm 6.5.1's change, absent from the script.

@@ -18,7 +18,7 @@ from conformance.state import snapshot
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, AddParentJob, MoveToActive
-from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS, NextMillis, PickUpIteration
+from reference_impl.scheduler_ops import QUEUE_CALLS, NextMillis, PickUpIteration
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
 from tests.cli_helpers import cli
 
@@ -42,8 +42,7 @@ OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it",
             "addParentJob": "has no public call that adds a parent job alone",
             # Not a limit of npm bullmq: no adapter protocol version has these ops yet (the
             # queue's scheduler calls; nextMillis and pickUpIteration are sent).
-            **{op: "no version has the job scheduler ops yet" for op in SCHEDULER_OPS
-               if op not in CLIENT_SIDE and op != "pickUpIteration"}}
+            **{op: "no version has the job scheduler ops yet" for op in QUEUE_CALLS}}
 T = 1700000000000
 
 

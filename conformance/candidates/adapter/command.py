@@ -48,7 +48,7 @@ from conformance.core.queues import QueueRef
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
-from reference_impl.scheduler_ops import CLIENT_SIDE, SCHEDULER_OPS
+from reference_impl.scheduler_ops import CLIENT_SIDE, QUEUE_CALLS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
@@ -122,8 +122,7 @@ def scheduler_part(step: dict[str, Any]) -> str | None:
     addJobScheduler, updateJobScheduler, removeJobScheduler or getJobScheduler yet, so no
     adapter is sent one), or None."""
     name: str = step["op"]
-    sent = VERSION_4_OPS | VERSION_5_OPS
-    return name if name in SCHEDULER_OPS and name not in sent else None
+    return name if name in QUEUE_CALLS else None
 
 
 def reply_problem(reply: Any) -> str | None:
