@@ -56,6 +56,7 @@ local q = {base = base, delayed = KEYS[2], wait = KEYS[3], meta = KEYS[5],
 --- @include "includes/addSchedulerIteration"
 --- @include "includes/releaseDedupKeyOfRemovedJob"
 --- @include "includes/removeJobKeys"
+--- @include "includes/removeUnparentedJob"
 
 local maxEvents = getOrSetMaxEvents(q.meta)
 local prevMillis = tonumber(rcall("ZSCORE", repeatKey, schedulerId))
@@ -79,7 +80,6 @@ end
 -- The iteration to replace goes when it has not started: delayed,
 -- prioritized, or in the list the queue's state names.
 local function removeWaitingIteration(jobId)
-  local jobKey = base .. jobId
   local removed = false
   if rcall("ZSCORE", q.delayed, jobId) then
     removed = "delayed"
@@ -94,8 +94,7 @@ local function removeWaitingIteration(jobId)
       return false
     end
   end
-  releaseDedupKeyOfRemovedJob(base, jobKey, jobId)
-  removeJobKeys(jobKey)
+  removeUnparentedJob(base, jobId)
   if removed then
     rcall("ZREM", removed == "delayed" and q.delayed or q.prioritized, jobId)
   end

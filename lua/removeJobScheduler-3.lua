@@ -20,16 +20,10 @@ local rcall = redis.call
 local schedulerId = ARGV[1]
 
 --- @include "includes/removeJobKeys"
+--- @include "includes/removeDelayedIteration"
 
-local millis = rcall("ZSCORE", KEYS[1], schedulerId)
-if millis then
-  local jobId = "repeat:" .. schedulerId .. ":" .. millis
-  if rcall("ZREM", KEYS[2], jobId) == 1 then
-    removeJobKeys(ARGV[2] .. jobId)
-    rcall("XADD", KEYS[3], "*", "event", "removed", "jobId", jobId, "prev",
-      "delayed")
-  end
-end
+removeDelayedIteration(KEYS[1], KEYS[2], KEYS[3], ARGV[2],
+  "repeat:" .. schedulerId .. ":", schedulerId)
 if rcall("ZREM", KEYS[1], schedulerId) == 0 then
   return 1
 end

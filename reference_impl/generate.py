@@ -47,7 +47,8 @@ def version_ranges(case: Case, since: versions.Version | None = None
     """The model's expectation at every state boundary, merged where it does not change:
     (range, expect) pairs, newest first. Boundaries the case cannot observe disappear here."""
     floor = case.since or since or versions.EARLIEST
-    eras = [floor, *(era for era in versions.STATE_BOUNDARIES if era > floor)]
+    eras = [floor, *(era for era in versions.STATE_BOUNDARIES if era > floor
+                     and (case.until is None or era < case.until))]
     groups: list[tuple[versions.Version, dict[str, Any]]] = []
     for era in eras:
         expect = expect_for(case.given, case.when, profile=case.profile,
@@ -56,22 +57,26 @@ def version_ranges(case: Case, since: versions.Version | None = None
             groups.append((era, expect))
     out = []
     for i, (since, expect) in enumerate(groups):
-        until = groups[i + 1][0] if i + 1 < len(groups) else None
+        until = groups[i + 1][0] if i + 1 < len(groups) else case.until
         out.append((Range(since, until), expect))
     return out[::-1]
 
 
 def _test(area: Area, case: Case, span: Range, expect: dict[str, Any]) -> dict[str, Any]:
     base = f"{area.name}/{case.name}"
-    if span.until is None:
+    if span.until == case.until:  # the newest range: what the case says
         test: dict[str, Any] = {"id": base, "description": case.description,
                                 "since": versions.text(span.since)}
+        if span.until is not None:
+            test["until"] = versions.text(span.until)
         flags = list(case.flags)
     else:
-        test = {"id": f"{base}.until-{versions.text(span.until)}",
-                "description": f"Before {versions.text(span.until)}, "
-                f"{versions.BEFORE[span.until]}: the ops of {base}.",
-                "since": versions.text(span.since), "until": versions.text(span.until)}
+        until = span.until
+        assert until is not None  # only the newest range may hold on
+        test = {"id": f"{base}.until-{versions.text(until)}",
+                "description": f"Before {versions.text(until)}, "
+                f"{versions.BEFORE[until]}: the ops of {base}.",
+                "since": versions.text(span.since), "until": versions.text(until)}
         flags = [*case.flags, OLDER_FLAG]
     test["flags"] = flags
     if case.profile is not None:

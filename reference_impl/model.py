@@ -15,6 +15,7 @@ from reference_impl import (
     limits,
     locks,
     recovery,
+    repeatables,
     schedulers,
     scores,
     versions,
@@ -47,6 +48,11 @@ from reference_impl.queue_core import (
     RESUME_BATCH,
     QueueCore,
     lua_int_text,
+)
+from reference_impl.repeatable_ops import (
+    AddRepeatableJob,
+    RemoveRepeatable,
+    UpdateRepeatableJobMillis,
 )
 from reference_impl.scheduler_ops import (
     AddJobScheduler,
@@ -102,6 +108,9 @@ WORKER_HANDLERS: dict[type, Callable[[QueueCore, Any], Result]] = {
     RemoveChildDependency: flows.remove_child_dependency,
     RemoveJobScheduler: schedulers.remove_job_scheduler,
     GetJobScheduler: schedulers.get_job_scheduler,
+    AddRepeatableJob: repeatables.add_repeatable_job,
+    UpdateRepeatableJobMillis: repeatables.update_repeatable_job_millis,
+    RemoveRepeatable: repeatables.remove_repeatable,
 }
 
 

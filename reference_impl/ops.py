@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reference_impl.repeatable_ops import REPEATABLE_FIELDS, REPEATABLE_OPS, RepeatableOp
 from reference_impl.scheduler_ops import SCHEDULER_FIELDS, SCHEDULER_OPS, SchedulerOp
 from reference_impl.worker_ops import (
     FLOW_JOB_OPS,
@@ -164,7 +165,7 @@ Op = (Add | AddParentJob | AddFlow | MoveToActive | Promote | ChangeDelay | Chan
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
       | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog
       | MoveToWaitingChildren | GetDependencyCounts | RemoveChildDependency
-      | RemoveUnprocessedChildren | SchedulerOp)
+      | RemoveUnprocessedChildren | SchedulerOp | RepeatableOp)
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {
@@ -181,6 +182,7 @@ OP_NAMES: dict[str, type[Op]] = {
     **WORKER_OPS,
     **FLOW_JOB_OPS,
     **SCHEDULER_OPS,
+    **REPEATABLE_OPS,
 }
 #: The ops of the worker half (an adapter that speaks protocol version 1 is never sent them).
 WORKER_OP_NAMES = frozenset(WORKER_OPS)
@@ -194,7 +196,8 @@ def op_name(op: object) -> str:
         name = next(k for k, v in OP_NAMES.items() if isinstance(op, v))
     return name
 _FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration",
-                "skip_attempt": "skipAttempt", **WORKER_FIELDS, **SCHEDULER_FIELDS}
+                "skip_attempt": "skipAttempt", **WORKER_FIELDS, **SCHEDULER_FIELDS,
+                **REPEATABLE_FIELDS}
 
 
 _ID_LISTS = ("job_ids", "tokens", "types")

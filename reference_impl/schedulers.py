@@ -201,19 +201,20 @@ def _remove_iteration(model: QueueCore, job_id: str) -> bool:
     store = model.store
     for state in ("delayed", "prioritized"):
         if store.zscore(state, job_id) is not None:
-            _remove_job(model, job_id)
+            remove_unparented_job(model, job_id)
             store.zrem(state, job_id)
             return True
     target = "paused" if model.store.hget("meta", "paused") is not None else "wait"
     if store.lrem(target, 1, job_id):
-        _remove_job(model, job_id)
+        remove_unparented_job(model, job_id)
         return True
     return False
 
 
-def _remove_job(model: QueueCore, job_id: str) -> None:
-    """The removeJob include for an iteration (no parent, no children): its deduplication key
-    and pending next job when it still owns the key, then its keys."""
+def remove_unparented_job(model: QueueCore, job_id: str) -> None:
+    """The removeJob include for a job without parent or children (a scheduler's or a
+    repeatable job's iteration): its deduplication key and pending next job when it still owns
+    the key, then its keys."""
     dedup = model.store.hget(job_id, "deid")
     if isinstance(dedup, str) and model.store.get(f"de:{dedup}") == job_id:
         model.store.delete(f"de:{dedup}")

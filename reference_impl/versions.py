@@ -65,6 +65,16 @@ GLOBAL_CONCURRENCY: Version = (5, 9, 0)
 ACTIVATION_MARKER: Version = (5, 28, 0)
 #: No `paused` list: pause only flags meta; pause returns the count of legacy jobs left.
 NO_PAUSED_LIST: Version = (6, 0, 0)
+#: removeRepeatable also removes a repeat key that is not the concatenation (the md5 the
+#: client now stores), with its hash, and removes an iteration with all its keys (before: only
+#: a concatenated key, and the iteration's hash alone).
+REPEAT_KEY_HASH: Version = (5, 10, 0)
+#: removeRepeatable-3: removing a repeat key that is not the concatenation deletes its hash
+#: `repeat:<key>` too (removeRepeatable-2 of 5.10.0 to 5.10.3 left it).
+REPEAT_HASH_REMOVED: Version = (5, 10, 4)
+#: addRepeatableJob keeps the delayed iteration it would replace when the job of the new fire
+#: time already exists (re-adding at the same fire time keeps the iteration).
+REPEAT_NEXT_EXISTS: Version = (5, 13, 2)
 #: A fetch does not count a job carrying a deferred stall failure (defa) against the limiter.
 DEFERRED_FAILURE_UNCOUNTED: Version = (6, 2, 2)
 #: An add takes over a deduplication key without expiry whose job is gone (a stale key).
@@ -78,12 +88,26 @@ FLOW_DEFERRED_RELEASE: Version = (6, 5, 1)
 #: changePriority's ARGV[2] is BASE (before: the job's full key).
 CHANGE_PRIORITY_BASE: Version = (5, 13, 2)
 
+# --- the legacy repeatable jobs' range (reference_impl.repeatable_ops) -----------------------
+#: addRepeatableJob-2 (5 ARGV) and updateRepeatableJobMillis-1: the key's options hashed in
+#: `repeat:<key>` (before: the client ZADDed the key itself, then addRepeatableJob-1 and a
+#: 5.10.0 addRepeatableJob-2 of another layout).
+REPEATABLE_SCRIPTS: Version = (5, 12, 13)
+#: The repeatable job scripts are gone: job schedulers replace them.
+REPEATABLES_REMOVED: Version = NO_PAUSED_LIST
+#: The releases that removed ops: the newest range of a fact about such an op ends there.
+REMOVALS: tuple[Version, ...] = (REPEATABLES_REMOVED,)
+#: Where a fact's earliest range may start: the earliest supported version, or the first
+#: release of the scripts it calls that was checked (`Case.since`).
+FLOORS: tuple[Version, ...] = (EARLIEST, REPEATABLE_SCRIPTS, WORKER_SINCE)
+
 #: Every state boundary, in order: the eras the generator runs the model at.
 STATE_BOUNDARIES: tuple[Version, ...] = (
     EARLIEST, MAX_EVENTS_ON_MOVE, CHANGE_DELAY_MARKER, DELAY_MARKER_MEMBER, LOCK_MISMATCH_CODE,
     PRIORITY_MODULO, CHANGE_PRIORITY_TO_WAIT, BAND_BUMP, PAUSED_DELAY_MARKER,
-    GLOBAL_CONCURRENCY, ACTIVATION_MARKER, NO_PAUSED_LIST, DEFERRED_FAILURE_UNCOUNTED,
-    STALE_DEDUP_KEY, FLOW_DEFERRED_RELEASE,
+    GLOBAL_CONCURRENCY, REPEAT_KEY_HASH, REPEAT_HASH_REMOVED, REPEAT_NEXT_EXISTS,
+    ACTIVATION_MARKER, NO_PAUSED_LIST, DEFERRED_FAILURE_UNCOUNTED, STALE_DEDUP_KEY,
+    FLOW_DEFERRED_RELEASE,
 )
 
 
@@ -142,6 +166,11 @@ BEFORE: dict[Version, str] = {
     BAND_BUMP: "delayed scores carried 12 low bits of an id and the sweep bound was inclusive",
     PAUSED_DELAY_MARKER: "delayed writes skipped the marker while paused",
     GLOBAL_CONCURRENCY: "meta.concurrency was ignored",
+    REPEAT_KEY_HASH: "removeRepeatable removed only a concatenated key, and an iteration's "
+    "hash alone",
+    REPEAT_HASH_REMOVED: "removeRepeatable left the hash of a repeat key it removed",
+    REPEAT_NEXT_EXISTS: "addRepeatableJob removed the delayed iteration even when the new "
+    "fire time's job existed",
     ACTIVATION_MARKER: "moveToActive wrote no marker after activating a job",
     NO_PAUSED_LIST: "pause renamed wait to paused, adds went to paused, pause returned nothing",
     DEFERRED_FAILURE_UNCOUNTED: "a fetch counted a job carrying defa against the rate limiter",

@@ -61,8 +61,8 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str,
         "flow-add", "flow-child-end", "flow-cross-queue", "flow-insert", "flow-job",
         "flow-remove", "job-schedulers",
         "job-updates", "key-naming", "locks", "next-wake", "pause", "priority-order",
-        "promote-job", "promote-range", "properties", "rate-limit", "reschedule", "retry",
-        "stalled"}
+        "promote-job", "promote-range", "properties", "rate-limit", "repeatable-jobs",
+        "reschedule", "retry", "stalled"}
     cases = ET.parse(junit).getroot().iter("testcase")
     assert sum(1 for _ in cases) == len(doc["results"])
 

@@ -52,7 +52,7 @@ def test_include_errors(tmp_path: Path, files: dict[str, str], message: str) -> 
 
 def test_every_reference_script_resolves_without_directives() -> None:
     scripts = sorted(LUA_DIR.glob("*-*.lua"))
-    assert len(scripts) == 32
+    assert len(scripts) == 35
     for script in scripts:
         text = resolve(script)
         assert "@include" not in text

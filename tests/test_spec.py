@@ -95,7 +95,7 @@ def test_every_area_has_a_rule_facts_and_a_worked_example_that_is_a_real_vector(
                              re.MULTILINE), (area.name, flag)
         example = section.split("### Worked example\n", 1)[1].split("### ", 1)[0]
         label, stem, _ = LINK.search(example).groups()  # type: ignore[union-attr]
-        assert stem == area.name and "until" not in files[stem][label][1]
+        assert stem == area.name and "older-protocol" not in files[stem][label][1]["flags"]
         block = example.split("```yaml\n", 1)[1].split("```", 1)[0]
         assert yaml.safe_load(block) == [files[stem][label][1]]
 

@@ -80,10 +80,12 @@ def test_at_least_150_vectors_with_unique_ids(all_vectors: list[Vector],
 def test_older_range_ids_name_their_until(every_vector: list[Vector]) -> None:
     """The current range keeps the plain id; an older one is `<id>.until-<its until>`."""
     for vector in every_vector:
-        if vector.span.until is None:
-            assert ".until-" not in vector.id, vector.id
+        if not vector.older:  # newest: the current range, or up to a release removing its ops
+            assert vector.span.until is None or vector.span.until in versions.REMOVALS, vector.id
+            assert "older-protocol" not in vector.flags, vector.id
         else:
             assert vector.id == f"{fact_of(vector)}.until-{versions.text(vector.span.until)}"
+            assert "older-protocol" in vector.flags, vector.id
 
 
 def test_the_ranges_of_a_fact_cover_every_supported_version_once(
@@ -96,9 +98,11 @@ def test_the_ranges_of_a_fact_cover_every_supported_version_once(
         facts[fact_of(vector)].append(vector)
     for fact, vectors in facts.items():
         vectors.sort(key=lambda v: v.span.since)
-        # a fact starts at the earliest version, or at the worker half's floor (case.since)
-        assert vectors[0].span.since in (versions.EARLIEST, versions.WORKER_SINCE), fact
-        assert vectors[-1].span.until is None, fact
+        # a fact starts at the earliest version, or at its scripts' floor (case.since), and
+        # holds on, or up to the release that removed its ops
+        assert vectors[0].span.since in versions.FLOORS, fact
+        assert vectors[-1].span.until is None or vectors[-1].span.until in versions.REMOVALS
+        assert not vectors[-1].older, fact
         for older, newer in pairwise(vectors):
             assert older.span.until == newer.span.since, (older.id, newer.id)
             assert newer.span.since in versions.STATE_BOUNDARIES, newer.id
@@ -133,11 +137,11 @@ def test_descriptions_state_facts(all_vectors: list[Vector], every_vector: list[
     descriptions = [v.description for v in every_vector]
     assert len(set(descriptions)) == len(descriptions)
     assert [d for d in descriptions if re.search(r"\bshould\b", d, re.I)] == []
-    current = [v.description for v in all_vectors]
-    assert all(len(d) <= 100 for d in current), max(current, key=len)
+    newest = [v.description for v in every_vector if not v.older]
+    assert all(len(d) <= 100 for d in newest), max(newest, key=len)
     # An older range says what the protocol did before its until, and names the fact's ops.
     for vector in every_vector:
-        if vector.span.until is not None:
+        if vector.older:
             until = re.escape(versions.text(vector.span.until))
             pattern = rf"Before {until}, [^:]+: the ops of {re.escape(fact_of(vector))}\."
             assert re.fullmatch(pattern, vector.description), (vector.id, vector.description)

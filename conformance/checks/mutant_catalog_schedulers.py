@@ -113,12 +113,13 @@ SCHEDULER_MUTANTS: tuple[Mutant, ...] = (
            [dropped('            rcall("HINCRBY", schedulerKey, "ic", 1)\n')]),
     # --- removal ---
     mutant("removal-keeps-delayed-iteration", "removing a scheduler leaves its delayed "
-           "iteration", [('  if rcall("ZREM", KEYS[2], jobId) == 1 then', "  if false then")],
+           "iteration", [('    if rcall("ZREM", delayedKey, jobId) == 1 then',
+                          "    if false then")],
            [('  if(rcall("ZREM", KEYS[2], delayedJobId) == 1) then', "  if(false) then")]),
     mutant("removal-without-event", "removing a scheduler's delayed iteration emits no removed "
            "event",
-           [dropped('    rcall("XADD", KEYS[3], "*", "event", "removed", "jobId", jobId, "prev",\n'
-                    '      "delayed")\n')],
+           [dropped('      rcall("XADD", eventsKey, "*", "event", "removed", "jobId", jobId, '
+                    '"prev",\n        "delayed")\n')],
            [dropped('    rcall("XADD", KEYS[3], "*", "event", "removed", "jobId", delayedJobId, '
                     '"prev", "delayed")\n')]),
 )

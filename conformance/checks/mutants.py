@@ -34,7 +34,9 @@ import redis
 from conformance.candidates.clients.package import installed_scripts
 from conformance.candidates.scripts.candidate import ScriptsCandidate
 from conformance.candidates.scripts.includes import resolve, resolve_with_files
+from conformance.candidates.scripts.repeatable_calls import REPEATABLE_KEYS
 from conformance.checks.mutant_catalog import CATALOG, Mutant, Replacement
+from conformance.checks.mutant_catalog_repeatables import REPEATABLE_MUTANTS
 from conformance.checks.mutant_hints import FIRST_TRIED
 from conformance.core.errors import Exit, HarnessError, UsageError
 from conformance.core.outcomes import Outcome
@@ -430,10 +432,17 @@ def score_line(results: Sequence[MutantResult]) -> str:
     return f"mutation score: {killed}/{len(results)} killed ({percent}%)"
 
 
+def catalog_for(protocol: versions.Version) -> tuple[Mutant, ...]:
+    """The catalog of a protocol: the main one (6.x script text); before 6.0.0, the legacy
+    repeatable jobs' mutants, the only ones written for 5.x script text."""
+    return REPEATABLE_MUTANTS if protocol < versions.REPEATABLES_REMOVED else CATALOG
+
+
 def main(args: argparse.Namespace) -> int:
-    """Run the catalog against `args.scripts` on `args.redis` under `args.profile`."""
+    """Run the catalog of the protocol judged at against `args.scripts` on `args.redis` under
+    `args.profile`."""
     try:
-        return _run_catalog(args, CATALOG)
+        return _run_catalog(args, catalog_for(_protocol(args)))
     except CatalogError as exc:
         print(f"bullmq-conformance: catalog error: {exc}", file=sys.stderr)
         return EXIT_CATALOG
@@ -461,6 +470,10 @@ def _run_catalog(args: argparse.Namespace, catalog: Sequence[Mutant]) -> int:
     protocol = _protocol(args)
     every = list(iter_vectors(load_dir(vectors_dir())))
     vectors = order_vectors(every, profile, protocol)
+    if catalog is REPEATABLE_MUTANTS:
+        # The rest of a 5.x release's scripts have no mutants here: only the vectors that
+        # call the repeatable job scripts can kill these.
+        vectors = [v for v in vectors if scripts_called(v) & set(REPEATABLE_KEYS)]
     width = max(len(m.name) for m in catalog)
     dwidth = max(len(m.defect) for m in catalog)
     results: list[MutantResult] = []

@@ -201,7 +201,10 @@ COMMANDS = (
                 Option(("--scripts",), "scripts to mutate: our lua/, the installed PyPI "
                        "bullmq's, or a directory", default="reference",
                        metavar="reference|official|DIR"),
-                o.PROTOCOL.but(help="the npm bullmq version the scripts are judged at",
+                o.PROTOCOL.but(help="the npm bullmq version the scripts are judged at; "
+                               "before 6.0.0 the catalog is the 5.x repeatable job scripts' "
+                               "(addRepeatableJob, updateRepeatableJobMillis, "
+                               "removeRepeatable), run on the vectors that call them",
                                default=None, shown_default=f"{o.CURRENT_PROTOCOL}; for "
                                "official, the npm release whose scripts the pinned PyPI "
                                f"release ships ({PINNED_PROTOCOL})"),

@@ -16,7 +16,7 @@ from conformance.candidates.scripts.args import ARGV, OP_SCRIPTS
 from conformance.candidates.scripts.candidate import LAYOUTS
 from reference_impl import versions
 from reference_impl.cases import BUG_TYPES, Area
-from reference_impl.generate import GENERATED_BY, RULES_VERSION, SCHEMA_VERSION
+from reference_impl.generate import GENERATED_BY, OLDER_FLAG, RULES_VERSION, SCHEMA_VERSION
 from reference_impl.ops import Add, op_from_dict
 
 #: The page's name under docs/, and how it reaches the vector files from there.
@@ -141,16 +141,24 @@ def _scripts(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> list[s
                    "nothing."]
 
 
+def newest(tests: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The vectors stating each fact as its newest range does (none of an older range's):
+    the current protocol's, and the facts of ops a later release removed, up to that release."""
+    return [t for t in tests if OLDER_FLAG not in t["flags"]]
+
+
 def _history(rendered: RenderedArea, tests: list[Mapping[str, Any]]) -> list[str]:
     name, lines = rendered.area.name, rendered.lines()
-    current = [t for t in tests if "until" not in t]
+    current = newest(tests)
     floor = min(versions.parse(t["since"]) for t in current)
-    out = [f"- The current facts hold from {versions.text(floor)} on"
-           + (" (the earliest release they were checked on)." if floor > versions.EARLIEST
-              else ", the earliest protocol the vectors cover.")]
+    gone = sorted({t["until"] for t in current if "until" in t}, key=versions.parse)
+    out = [f"- The newest facts hold from {versions.text(floor)} on"
+           + (" (the earliest release they were checked on)" if floor > versions.EARLIEST
+              else ", the earliest protocol the vectors cover")
+           + (f", up to {' or '.join(gone)}, where their scripts are gone." if gone else ".")]
     by_until: dict[str, list[str]] = {}
     for test in tests:
-        if "until" in test:
+        if OLDER_FLAG in test["flags"]:
             by_until.setdefault(test["until"], []).append(test["id"])
     for until in sorted(by_until, key=versions.parse):
         ids = by_until[until]
@@ -186,12 +194,14 @@ def render_area_section(rendered: RenderedArea) -> list[str]:
     """The section of one area."""
     area, doc, lines = rendered.area, rendered.document, rendered.lines()
     tests = list(doc["tests"])
-    current = [t for t in tests if "until" not in t]
+    current = newest(tests)
+    gone = sorted({t["until"] for t in current if "until" in t}, key=versions.parse)
+    kind = f"up to {' or '.join(gone)} (their scripts are gone there)" if gone else "current"
     name = area.name
     out = [f"## {name}", "", prose(area.rule or area.description), "",
            f"{prose(area.description)} Vectors: [`vectors/{name}.yaml`]({_VECTORS}/{name}.yaml) "
            f"and [`vectors/json/{name}.json`]({_VECTORS}/json/{name}.json), {len(current)} "
-           f"current and {len(tests) - len(current)} for older ranges.", "", "### Facts", ""]
+           f"{kind} and {len(tests) - len(current)} for older ranges.", "", "### Facts", ""]
     for flag, note in doc["notes"].items():
         # Older ranges' vectors are cited under Versions; a flag only they carry cites them.
         ids = [t["id"] for t in current if flag in t["flags"]] or \
@@ -220,6 +230,7 @@ def render_spec(areas: Iterable[RenderedArea]) -> str:
     areas = list(areas)
     tests = [t for r in areas for t in r.document["tests"]]
     current = sum(1 for t in tests if "until" not in t)
+    gone = sum(1 for t in newest(tests) if "until" in t)
     out = ["# The BullMQ protocol, as the vectors check it", "",
            f"<!-- {GENERATED_BY} Do not edit by hand: change the cases or the model and "
            "regenerate. -->", "",
@@ -227,8 +238,9 @@ def render_spec(areas: Iterable[RenderedArea]) -> str:
            "scores, lists, hashes and events. This page states it area by area, for authors "
            "of ports. Every statement cites the vectors that check it; each vector passes on "
            "the official BullMQ scripts of the versions it names.", "",
-           f"{len(areas)} areas, {len(tests)} vectors: {current} for the current protocol "
-           f"and {len(tests) - current} for older ranges. Versions are npm `bullmq` versions; "
+           f"{len(areas)} areas, {len(tests)} vectors: {current} for the current protocol, "
+           f"{gone} for 5.x ops gone at 6.0.0 and {len(tests) - current - gone} for older "
+           "ranges. Versions are npm `bullmq` versions; "
            f"a fact holds for `[since, until)`. The vector format (schema version "
            f"{SCHEMA_VERSION}) and the matching rules (rules version {RULES_VERSION}) are in "
            "[VECTORS.md](VECTORS.md).", "", "## Conventions", "",

@@ -102,6 +102,13 @@ class Vector:
         return self.id.split("/", 1)[0]
 
     @property
+    def older(self) -> bool:
+        """Whether the vector states its fact as an older range did (`<id>.until-<version>`),
+        rather than as the newest range does: the current protocol, or, for an op a later
+        release removed, the releases up to that one."""
+        return ".until-" in self.id
+
+    @property
     def where(self) -> str:
         """`file:line` of the vector."""
         return f"{self.path}:{self.line}"

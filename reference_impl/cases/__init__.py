@@ -76,6 +76,9 @@ class Case:
     #: The earliest protocol version the case is claimed for (None: the earliest supported).
     #: Facts checked on fewer releases start later, rather than claim what nobody ran.
     since: Version | None = None
+    #: The first protocol version the case no longer holds for: the ops it calls are gone
+    #: (None: it still holds).
+    until: Version | None = None
 
 
 @dataclass(frozen=True)

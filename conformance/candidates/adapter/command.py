@@ -48,6 +48,7 @@ from conformance.core.queues import QueueRef
 from reference_impl import versions
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
+from reference_impl.repeatable_ops import REPEATABLE_OPS
 from reference_impl.scheduler_ops import CLIENT_SIDE, QUEUE_CALLS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
@@ -399,6 +400,10 @@ class CommandCandidate:
             raise CandidateSkipped(
                 f"the adapter speaks adapter protocol {self.speaks}, which has no {unsent}: "
                 f"no version has the job scheduler ops yet")
+        if step["op"] in REPEATABLE_OPS:
+            raise CandidateSkipped(
+                f"no adapter protocol version has {step['op']}: the 5.x repeatable job calls "
+                "(gone at 6.0.0) are judged on scripts directories only")
         for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part),
                               (5, version_5_part)):
             if self.speaks < version and (newer := part(step)) is not None:

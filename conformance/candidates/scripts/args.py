@@ -76,6 +76,16 @@ ARGV: dict[str, tuple[str, ...]] = {
                            "the producer job's id"),
     "removeJobScheduler": ("scheduler id", "BASE"),
     "getJobScheduler": ("scheduler id",),
+    "addRepeatableJob": ("next fire time (ms) from the client",
+                         "msgpack {name, endDate?, tz?, pattern?, every?}",
+                         "the concatenated key `name:jobId:endDate:tz:pattern-or-every`",
+                         "the repeat key (md5 of the concatenated key, or repeat.key)", "BASE"),
+    "updateRepeatableJobMillis": ("next fire time (ms) from the client", "the repeat key",
+                                  "the concatenated key"),
+    "removeRepeatable": ("the legacy iteration id prefix `repeat:<checksum>:`",
+                         "the concatenated key (a repeat.key with colons: that key)",
+                         "the repeat key (before 5.10.0: BASE)",
+                         "BASE (from 5.10.0)" + OPTIONAL),
 }
 ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV["addStandardJob"]
 

@@ -30,7 +30,7 @@ import redis
 from redis.commands.core import Script
 
 from conformance.candidates.base import Capabilities
-from conformance.candidates.scripts import scheduler_calls, worker_calls
+from conformance.candidates.scripts import repeatable_calls, scheduler_calls, worker_calls
 from conformance.candidates.scripts.call import (
     RunawayScript,
     ScriptCall,
@@ -115,6 +115,7 @@ LAYOUTS: dict[str, Layout] = {
                                  "meta", "stalled", "wait", "limiter", "pc")),
         *(Layout(name, keys) for name, keys in worker_calls.WORKER_KEYS.items()),
         *(Layout(name, keys) for name, keys in scheduler_calls.SCHEDULER_KEYS.items()),
+        *(Layout(name, keys) for name, keys in repeatable_calls.REPEATABLE_KEYS.items()),
     )
 }
 #: The shapes of earlier 5.x and 6.x releases (docs/RESEARCH.md §1.1): each new key was inserted
@@ -137,6 +138,7 @@ ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
     "changeDelay": (Layout("changeDelay", ("delayed", "{job}", "events")),),  # before 5.1.9
     "changePriority": (Layout("changePriority", ("wait", "paused", "meta", "prioritized", "pc",
                                                  "marker")),),
+    "removeRepeatable": (Layout("removeRepeatable", repeatable_calls.OLDER_REMOVE_KEYS),),
     "moveToDelayed": (
         # 5.73.3 up to 6.3.5 (and the v6.2.0 source tree): `paused` as KEYS[11]
         Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}",
@@ -271,7 +273,8 @@ class ScriptsCandidate:
     def capabilities(self) -> Capabilities:
         """Every op (a missing script errors the vectors that need it); runs on a cluster,
         since its scripts go through the suite's client; its ARGV layout changes at 5.8.6
-        (scores computed by the caller before) and 5.13.2 (changePriority's ARGV[2])."""
+        (scores computed by the caller before), 5.10.0 (removeRepeatable's) and 5.13.2
+        (changePriority's ARGV[2])."""
         return _CAPABILITIES
 
     def start(self, redis_url: str, profile: KeyProfile) -> None:
@@ -407,8 +410,12 @@ class ScriptsCandidate:
         def record(name: str, args: list[Any], fill: Mapping[str, str]) -> Any:
             recorded.append(self._script_call(name, args, fill=dict(fill)))
 
-        calls = scheduler_calls if type(op) in scheduler_calls.CALLS else worker_calls
-        calls.CALLS[type(op)](record, queue.base, op)
+        if type(op) in repeatable_calls.CALLS:  # their ARGV depends on the protocol
+            calls: Any = repeatable_calls
+            repeatable_calls.CALLS[type(op)](record, queue, op)
+        else:
+            calls = scheduler_calls if type(op) in scheduler_calls.CALLS else worker_calls
+            calls.CALLS[type(op)](record, queue.base, op)
         (call,) = recorded
 
         def finish(reply: Any) -> Result:
@@ -558,7 +565,8 @@ def client_score(job_id: str, fire: int) -> str:
 
 
 _CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES) - frozenset(CLIENT_SIDE),
-                             conventions=(versions.BAND_BUMP, versions.CHANGE_PRIORITY_BASE))
+                             conventions=(versions.BAND_BUMP, versions.REPEAT_KEY_HASH,
+                                          versions.CHANGE_PRIORITY_BASE))
 #: The queue half's ops, each one script call planned by its method.
 _HANDLERS: dict[type[Op], Callable[[ScriptsCandidate, QueueRef, Any], ScriptCall]] = {
     Add: ScriptsCandidate._add,
