@@ -3,7 +3,8 @@
 Usage: python ci/cron_answers.py [--check]
 
 Collects every `nextMillis` input of the cron-parity area, and the fire times the
-job-schedulers area's workers compute when they pick up a pattern iteration, runs
+job-schedulers area's workers compute when they pick up a pattern iteration and its callers'
+clients when they upsert a pattern scheduler, runs
 ci/cron-answers.js on them (the npm bullmq the Node adapter pins, from
 conformance/bundled/node-bullmq/node_modules: run `npm ci --prefix
 conformance/bundled/node-bullmq` first) and writes the answers. `--check`
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from reference_impl import cron_answers  # noqa: E402
 from reference_impl.cases.cron_parity import AREA  # noqa: E402
 from reference_impl.cases.scheduler_pickups import cron_lookups  # noqa: E402
+from reference_impl.cases.scheduler_upserts import cron_lookups as upsert_lookups  # noqa: E402
 from reference_impl.scheduler_ops import NextMillis  # noqa: E402
 
 SCRIPT = ROOT / "ci" / "cron-answers.js"
@@ -34,10 +36,11 @@ ANSWERS = ROOT / "reference_impl" / cron_answers.ANSWERS_FILE
 
 def inputs() -> list[dict[str, object]]:
     """Every distinct nextMillis input of the area, in case order, then the fire times the
-    job-schedulers area's workers compute (its pick-up cases)."""
+    job-schedulers area's workers and callers' clients compute (its pick-up and upsert
+    cases)."""
     found: dict[tuple[object, ...], dict[str, object]] = {}
     steps = [step for case in AREA.cases for step in case.when if isinstance(step, NextMillis)]
-    for step in [*steps, *cron_lookups()]:
+    for step in [*steps, *cron_lookups(), *upsert_lookups()]:
         found.setdefault(cron_answers.key(step), cron_answers.as_input(step))
     return list(found.values())
 

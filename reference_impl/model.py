@@ -16,6 +16,7 @@ from reference_impl import (
     locks,
     recovery,
     repeatables,
+    scheduler_upsert,
     schedulers,
     scores,
     versions,
@@ -61,6 +62,7 @@ from reference_impl.scheduler_ops import (
     PickUpIteration,
     RemoveJobScheduler,
     UpdateJobScheduler,
+    UpsertJobScheduler,
 )
 from reference_impl.store import JsonText
 from reference_impl.worker_ops import (
@@ -151,6 +153,11 @@ class QueueModel(QueueCore):
                 if call is None:
                     return None
                 return schedulers.update_job_scheduler(self, call, self.add_iteration)
+            case UpsertJobScheduler():
+                upsert = scheduler_upsert.upsert_call(op)
+                if upsert is None:
+                    return None
+                return schedulers.add_job_scheduler(self, upsert, self.add_iteration)
         handler = WORKER_HANDLERS.get(type(op))
         if handler is None:
             raise TypeError(f"unknown op {op!r}")

@@ -113,8 +113,28 @@ class PickUpIteration:
     opts: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class UpsertJobScheduler:
+    """Queue.upsertJobScheduler(scheduler_id, repeat, {name, data, opts}) at `now`, as a
+    caller makes it (6.x): the client checks the repeat options, computes a pattern's fire time
+    (its cron library), merges the first iteration's opts and calls addJobScheduler, or calls
+    nothing (`repeat.limit` 0, a pattern without a fire time before its end date). `repeat` is
+    the repeat options as given (`every` or `pattern`, `offset`, `startDate`, `endDate` in ms,
+    `tz`, `limit`); `name` the template's job name (None: the scheduler id), `data` and `opts`
+    the template's. Normalized result: as AddJobScheduler's, or None when nothing was called.
+    The vectors give only options the client accepts (an end date before now, both or neither
+    of every and pattern make it throw before any call)."""
+
+    scheduler_id: str
+    now: int
+    repeat: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    data: Any = field(default_factory=dict)
+    opts: Mapping[str, Any] = field(default_factory=dict)
+
+
 SchedulerOp = (AddJobScheduler | UpdateJobScheduler | RemoveJobScheduler | GetJobScheduler
-               | NextMillis | PickUpIteration)
+               | NextMillis | PickUpIteration | UpsertJobScheduler)
 
 #: Vector spelling of each scheduler op.
 SCHEDULER_OPS: dict[str, type] = {
@@ -124,6 +144,7 @@ SCHEDULER_OPS: dict[str, type] = {
     "getJobScheduler": GetJobScheduler,
     "nextMillis": NextMillis,
     "pickUpIteration": PickUpIteration,
+    "upsertJobScheduler": UpsertJobScheduler,
 }
 #: The ops a client computes without calling a script: a scripts directory cannot apply them,
 #: and the runner skips them there with this reason.
@@ -131,9 +152,10 @@ CLIENT_SIDE: dict[str, str] = {
     "nextMillis": "the client computes a cron pattern's fire time (its cron library); no "
                   "script does",
 }
-#: The scheduler calls a queue makes (an upsert, the script side of a worker's next iteration,
-#: removal, a read), apart from the client's own computations (nextMillis) and a worker's side
-#: (pickUpIteration): no adapter protocol version has them yet, and no client candidate drives
+#: The scheduler script calls as vectors give them (an upsert with the client's fire time and
+#: merged opts, the script side of a worker's next iteration, removal, a read), apart from the
+#: client's own computations (nextMillis) and the calls a caller makes (pickUpIteration,
+#: upsertJobScheduler): no adapter protocol version has them, and no client candidate drives
 #: them.
 QUEUE_CALLS = frozenset({"addJobScheduler", "updateJobScheduler", "removeJobScheduler",
                          "getJobScheduler"})

@@ -26,6 +26,7 @@ by a read of Redis the op does not model; the vectors' scheduler ids have no ':'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from reference_impl import cron_answers
@@ -50,7 +51,8 @@ def next_call(op: PickUpIteration) -> UpdateJobScheduler | None:
             return None  # the library rejects it, or no fire time before the end date
         fire = answer["next"]
     return UpdateJobScheduler(scheduler_id, op.now, fire or 0, op.producer_id,
-                              merged_opts(op, scheduler_id, repeat, _count(repeat), fire))
+                              merged_opts(op.opts, op.now, scheduler_id, repeat, _count(repeat),
+                                          fire))
 
 
 def scheduler_of(op: PickUpIteration) -> str | None:
@@ -99,10 +101,11 @@ def _count(repeat: dict[str, Any]) -> int:
     return int(repeat["count"]) + 1 if repeat.get("count") else 1
 
 
-def merged_opts(op: PickUpIteration, scheduler_id: str, repeat: dict[str, Any], count: int,
-                fire: int | None) -> dict[str, Any]:
-    """The next iteration's opts as the client merges them from the fetched job's. (`jobId`
-    and `delay` are the script's to overwrite; an `every` iteration's are the client's
+def merged_opts(opts: Mapping[str, Any], now: int, scheduler_id: str, repeat: Mapping[str, Any],
+                count: int, fire: int | None) -> dict[str, Any]:
+    """An iteration's opts as the client merges them (JobScheduler.getNextJobOpts) from `opts`
+    (a fetched job's, or an upsert's template) and the repeat options, at `now`. (`jobId` and
+    `delay` are the script's to overwrite; an `every` iteration's are the client's
     placeholders, here the fire time 0's.)"""
     offset = repeat.get("offset")
     merged_repeat = {name: value for name, value in repeat.items()
@@ -113,10 +116,10 @@ def merged_opts(op: PickUpIteration, scheduler_id: str, repeat: dict[str, Any], 
     for name in ("startDate", "endDate"):
         if repeat.get(name):
             merged_repeat[name] = int(repeat[name])
-    merged: dict[str, Any] = {**op.opts, "repeat": merged_repeat,
+    merged: dict[str, Any] = {**opts, "repeat": merged_repeat,
                               "jobId": f"repeat:{scheduler_id}:{fire or 0}",
-                              "delay": max(0, (fire or 0) - op.now),
-                              "timestamp": op.now, "repeatJobKey": scheduler_id}
+                              "delay": max(0, (fire or 0) - now),
+                              "timestamp": now, "repeatJobKey": scheduler_id}
     merged.pop("prevMillis", None)
     if fire is not None:
         merged["prevMillis"] = fire

@@ -19,7 +19,12 @@ from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.keys import BULLMQ
 from reference_impl.ops import Add, AddParentJob, MoveToActive
-from reference_impl.scheduler_ops import QUEUE_CALLS, NextMillis, PickUpIteration
+from reference_impl.scheduler_ops import (
+    QUEUE_CALLS,
+    NextMillis,
+    PickUpIteration,
+    UpsertJobScheduler,
+)
 from reference_impl.worker_ops import MoveToFinished, ReleaseLock
 from tests.cli_helpers import cli
 
@@ -41,9 +46,10 @@ CLIENT_VALIDATION = {
 #: Ops npm bullmq cannot express through its own code, by the op in the skip message.
 OP_SKIPS = {"releaseLock": "ships releaseLock-1 but no client code calls it",
             "addParentJob": "has no public call that adds a parent job alone",
-            # Not a limit of npm bullmq: no adapter protocol version has these ops yet (the
-            # queue's scheduler calls; nextMillis and pickUpIteration are sent).
-            **{op: "no version has the job scheduler ops yet" for op in QUEUE_CALLS}}
+            # Not a limit of npm bullmq: no adapter protocol version has the scheduler script
+            # calls as vectors give them (nextMillis, pickUpIteration and upsertJobScheduler,
+            # the calls a caller makes, are sent).
+            **{op: "its vectors give the scripts' own arguments" for op in QUEUE_CALLS}}
 T = 1700000000000
 
 
@@ -78,7 +84,7 @@ def test_node_bullmq_passes_every_vector(tmp_path: Path, redis_url: str, profile
     assert elsewhere <= set(skipped)
 
 
-def test_speaks_protocol_5_and_skips_what_the_client_cannot_express(
+def test_speaks_protocol_6_and_skips_what_the_client_cannot_express(
         redis_server: ServerInfo) -> None:
     adapter = node_adapter_source() / "adapter.js"
     candidate = CommandCandidate(f"node {adapter}", label="bullmq-node")
@@ -86,7 +92,7 @@ def test_speaks_protocol_5_and_skips_what_the_client_cannot_express(
     queue = QueueRef(BULLMQ, QueueNames().next(), versions.CURRENT)
     candidate.start(redis_server.url, BULLMQ)
     try:
-        assert candidate.speaks == 5
+        assert candidate.speaks == 6
         assert candidate.apply(client, queue, Add("a", T)) == "1"
         assert candidate.apply(client, queue, MoveToActive(T + 1)) == \
             {"job": "1", "ttl": 0, "next": 0}
@@ -116,6 +122,14 @@ def test_speaks_protocol_5_and_skips_what_the_client_cannot_express(
         assert candidate.apply(client, queue, PickUpIteration("repeat:s:1", T, "s", opts)) \
             is None
         assert sorted(client.keys(f"{queue.base}*")) == written
+        # A caller's upsert: limit 0 calls no script; an every scheduler's first iteration is
+        # due at once (its id the fire time, the scheduler named after itself).
+        assert candidate.apply(client, queue, UpsertJobScheduler(
+            "u", T + 10, {"every": 1000, "limit": 0})) is None
+        assert sorted(client.keys(f"{queue.base}*")) == written
+        assert candidate.apply(client, queue, UpsertJobScheduler("u", T + 10, {"every": 1000})) \
+            == {"job": f"repeat:u:{T + 10}", "delay": 0}
+        assert client.hget(queue.key("repeat:u"), "name") in (b"u", "u")
     finally:
         candidate.close()
         snapshot.delete_queue(client, queue)

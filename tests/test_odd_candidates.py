@@ -37,7 +37,12 @@ from reference_impl.ops import (
     Promote,
     Resume,
 )
-from reference_impl.scheduler_ops import SCHEDULER_OPS, NextMillis, PickUpIteration
+from reference_impl.scheduler_ops import (
+    SCHEDULER_OPS,
+    NextMillis,
+    PickUpIteration,
+    UpsertJobScheduler,
+)
 from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
@@ -174,6 +179,8 @@ FAKE_LACKS: dict[type[Op], str] = {
     NextMillis: "has no bullmq.job_scheduler (no job schedulers)",
     # A worker picking up a scheduler's iteration: the package's Worker.
     PickUpIteration: "has no Worker",
+    # A caller's upsert of a scheduler: the package's Queue.
+    UpsertJobScheduler: "has no Queue.upsertJobScheduler",
 }
 #: A child's policy flag: the fake's Job reads none of the clients' option names.
 FLAG_UNREAD = "'s Job does not read"

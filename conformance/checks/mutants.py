@@ -65,6 +65,7 @@ CHEAP_KILLER_COST = 1000
 OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "pickUpIteration": ("updateJobScheduler",),
+    "upsertJobScheduler": ("addJobScheduler",),
     "resume": ("pause",),
     **{name: () for name in CLIENT_SIDE},
 }

@@ -44,7 +44,7 @@ from reference_impl.ops import (
     Resume,
     op_to_dict,
 )
-from reference_impl.scheduler_ops import NextMillis, PickUpIteration
+from reference_impl.scheduler_ops import NextMillis, PickUpIteration, UpsertJobScheduler
 from reference_impl.worker_ops import (
     AddLog,
     ExtendLock,
@@ -121,9 +121,12 @@ def smoke_flows(queue: QueueRef) -> tuple[tuple[Op, type], ...]:
 _JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer",
                type(None): "null"}
 #: What an adapter of an older protocol version is not sent.
-_NOT_SENT = {1: "the worker half's, the flow ops, nextMillis and pickUpIteration are skipped",
-             2: "the flow ops, nextMillis and pickUpIteration are skipped",
-             3: "nextMillis and pickUpIteration are skipped", 4: "pickUpIteration is skipped"}
+_NOT_SENT = {1: "the worker half's, the flow ops, nextMillis, pickUpIteration and "
+                "upsertJobScheduler are skipped",
+             2: "the flow ops, nextMillis, pickUpIteration and upsertJobScheduler are skipped",
+             3: "nextMillis, pickUpIteration and upsertJobScheduler are skipped",
+             4: "pickUpIteration and upsertJobScheduler are skipped",
+             5: "upsertJobScheduler is skipped"}
 #: Sent to an adapter that speaks adapter protocol 4: cron parity (an hourly pattern at T).
 SMOKE_CRON: tuple[tuple[Op, type], ...] = ((NextMillis("0 * * * *", T), dict),)
 #: Sent to an adapter that speaks adapter protocol 5: a worker picks up an iteration of a
@@ -132,6 +135,10 @@ SMOKE_PICK_UP: tuple[tuple[Op, type], ...] = (
     (PickUpIteration(f"repeat:s:{T}", T + 5, "s", {"repeat": {"every": 1000, "count": 1}}),
      type(None)),
 )
+#: Sent to an adapter that speaks adapter protocol 6: a caller upserts an every scheduler
+#: (its first iteration, due now: {job, delay}).
+SMOKE_UPSERT: tuple[tuple[Op, type], ...] = ((UpsertJobScheduler("u", T + 10, {"every": 1000}),
+                                             dict),)
 
 
 def _describe(reply: dict[str, Any]) -> str:
@@ -173,7 +180,7 @@ def main(args: argparse.Namespace) -> int:
                 return Exit.CANDIDATE
             sequence = SMOKE + (SMOKE_WORKER if speaks >= 2 else ()) + (
                 smoke_flows(queue) if speaks >= 3 else ()) + (SMOKE_CRON if speaks >= 4 else ()) + (
-                SMOKE_PICK_UP if speaks >= 5 else ())
+                SMOKE_PICK_UP if speaks >= 5 else ()) + (SMOKE_UPSERT if speaks >= 6 else ())
             problems = _smoke(adapter, queue, timeout, sequence)
         finally:
             adapter.kill()

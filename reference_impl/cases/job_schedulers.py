@@ -19,6 +19,8 @@ from reference_impl import versions
 from reference_impl.cases import Area, Case, Flag, T, job_hash, wait_list, zset
 from reference_impl.cases.scheduler_pickups import NOTES as PICK_UP_NOTES
 from reference_impl.cases.scheduler_pickups import pick_up_cases
+from reference_impl.cases.scheduler_upserts import NOTES as UPSERT_NOTES
+from reference_impl.cases.scheduler_upserts import upsert_cases
 from reference_impl.scheduler_ops import (
     AddJobScheduler,
     GetJobScheduler,
@@ -117,6 +119,7 @@ NOTES = {
         "iteration to the pattern's fire time.",
     ),
     **PICK_UP_NOTES,
+    **UPSERT_NOTES,
 }
 
 
@@ -360,12 +363,12 @@ def _remove_and_get_cases() -> list[Case]:
 
 AREA = Area(
     "job-schedulers",
-    "Job schedulers: addJobScheduler-11 (upsert), updateJobScheduler-12 (a worker's next "
-    "iteration, and the client's side of it: pickUpIteration), removeJobScheduler-3 and "
-    "getJobScheduler-1.",
+    "Job schedulers: addJobScheduler-11 (upsert, and the client's side of it: "
+    "upsertJobScheduler), updateJobScheduler-12 (a worker's next iteration, and the client's "
+    "side of it: pickUpIteration), removeJobScheduler-3 and getJobScheduler-1.",
     NOTES,
     tuple(_first_cases() + _upsert_cases() + _collision_cases() + _next_cases()
-          + _edge_cases() + pick_up_cases() + _remove_and_get_cases()),
+          + _edge_cases() + pick_up_cases() + upsert_cases() + _remove_and_get_cases()),
     since=versions.WORKER_SINCE,
     rule=(
         "A scheduler is `repeat` (zset: id -> next fire time) and `repeat:<id>` (hash: name, "

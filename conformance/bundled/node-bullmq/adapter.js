@@ -5,9 +5,9 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
 // order. Everything else (logs, library warnings) goes to stderr.
 //
-// Adapter protocol version 5 (the start reply says so): the queue half's ops below, the flow ops,
-// the worker half's in worker-ops.js, cron parity's nextMillis and a worker's pickUpIteration
-// in cron-ops.js. Every op is driven through the package's own client code:
+// Adapter protocol version 6 (the start reply says so): the queue half's ops below, the flow ops,
+// the worker half's in worker-ops.js, cron parity's nextMillis, a worker's pickUpIteration and
+// a caller's upsertJobScheduler in cron-ops.js. Every op is driven through the package's own client code:
 //   add            Queue.add(name, data, {...opts, timestamp, jobId}); the stored short names in
 //                  opts are passed as the client's options: de as `deduplication`, and a child's
 //                  fpof, cpof, idof, rdof as failParentOnFailure, continueParentOnFailure,
@@ -78,8 +78,10 @@
 //   pickUpIteration  Worker.nextJobFromJobData(job, id, token), the job's hash built from the
 //                  op's rjk and opts (cron-ops.js); result the updateJobScheduler reply (the next
 //                  iteration's id or null), null when the worker calls nothing
+//   upsertJobScheduler  Queue.upsertJobScheduler(id, repeat, {name, data, opts}) (cron-ops.js);
+//                  result {job, delay} of the job it returns, null when it returns none
 //   addJobScheduler, updateJobScheduler, removeJobScheduler, getJobScheduler: not in the
-//                  protocol yet (the suite sends none)
+//                  protocol (the suite sends none: their vectors give the script's arguments)
 // A worker op's Job is a handle (new Job(queue, '', {}, opts, id)), as a worker holds one for the
 // job it fetched: the scripts read nothing of it but the id and the opts the op names.
 // When Job.fromId finds no hash, the op calls the same backend method the Job method wraps
@@ -103,9 +105,9 @@ const { Queue, Worker, Job, FlowProducer } = require('bullmq');
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 
 const realDateNow = Date.now;
-/** The adapter protocol version this adapter speaks: 5, with the worker half's ops, flows,
- * cron parity and a worker's side of a job scheduler. */
-const PROTOCOL = 5;
+/** The adapter protocol version this adapter speaks: 6, with the worker half's ops, flows,
+ * cron parity, a worker's side of a job scheduler and a caller's upsert. */
+const PROTOCOL = 6;
 
 const state = {
   connection: null, // shared ioredis client
@@ -583,6 +585,8 @@ async function runOp(req) {
       return CRON_OPS.nextMillis(queue, op);
     case 'pickUpIteration':
       return CRON_OPS.pickUpIteration(req.queue, op);
+    case 'upsertJobScheduler':
+      return CRON_OPS.upsertJobScheduler(queue, op);
     default:
       if (Object.prototype.hasOwnProperty.call(WORKER_OPS, op.op)) {
         return WORKER_OPS[op.op](req.queue, queue, op);

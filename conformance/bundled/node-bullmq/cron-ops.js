@@ -2,7 +2,8 @@
 const { Job } = require('bullmq');
 
 // The scheduler ops the npm bullmq adapter drives through the client's own code: cron parity's
-// nextMillis (adapter protocol 4) and a worker's pickUpIteration (protocol 5).
+// nextMillis (adapter protocol 4), a worker's pickUpIteration (protocol 5) and a caller's
+// upsertJobScheduler (protocol 6).
 //
 // nextMillis: the fire time Queue.upsertJobScheduler computes for a pattern, taken from the
 // client's own upsert.
@@ -76,5 +77,21 @@ module.exports = function cronOps({ withClock, getWorker, watchScript }) {
     return got === null || got === undefined ? null : String(got);
   }
 
-  return { nextMillis, pickUpIteration };
+  /**
+   * upsertJobScheduler: a caller's Queue.upsertJobScheduler(schedulerId, repeat, {name, data,
+   * opts}) at the op's now (name and data left out when the op has none, so the client's own
+   * defaults apply). Result {job, delay} of the job it returns (the id and delay the script
+   * replied), null when it returns none (it called no script).
+   */
+  async function upsertJobScheduler(queue, op) {
+    const template = { opts: op.opts || {} };
+    if (op.name !== undefined && op.name !== null) template.name = op.name;
+    if (op.data !== undefined) template.data = op.data;
+    const job = await withClock(op.now, () =>
+      queue.upsertJobScheduler(op.schedulerId, op.repeat, template));
+    if (job === undefined || job === null) return null;
+    return { job: String(job.id), delay: Number(job.opts.delay) };
+  }
+
+  return { nextMillis, pickUpIteration, upsertJobScheduler };
 };

@@ -53,7 +53,7 @@ from reference_impl.scheduler_ops import CLIENT_SIDE, QUEUE_CALLS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 #: What an adapter speaks when its start reply does not say: version 1, without the worker
 #: half's ops.
 DEFAULT_ADAPTER_PROTOCOL = 1
@@ -102,6 +102,8 @@ def version_3_part(step: dict[str, Any]) -> str | None:
 VERSION_4_OPS = frozenset(CLIENT_SIDE)
 #: The ops only adapter protocol version 5 has: a worker's side of a job scheduler.
 VERSION_5_OPS = frozenset({"pickUpIteration"})
+#: The ops only adapter protocol version 6 has: a caller's upsert of a job scheduler.
+VERSION_6_OPS = frozenset({"upsertJobScheduler"})
 
 
 def version_4_part(step: dict[str, Any]) -> str | None:
@@ -118,10 +120,18 @@ def version_5_part(step: dict[str, Any]) -> str | None:
     return name if name in VERSION_5_OPS else None
 
 
+def version_6_part(step: dict[str, Any]) -> str | None:
+    """What in an op request needs adapter protocol version 6 (a caller's upsert of a job
+    scheduler), or None."""
+    name: str = step["op"]
+    return name if name in VERSION_6_OPS else None
+
+
 def scheduler_part(step: dict[str, Any]) -> str | None:
-    """A job scheduler op that writes as a queue does (no adapter protocol version has
-    addJobScheduler, updateJobScheduler, removeJobScheduler or getJobScheduler yet, so no
-    adapter is sent one), or None."""
+    """A job scheduler script call as a vector gives it (no adapter protocol version has
+    addJobScheduler, updateJobScheduler, removeJobScheduler or getJobScheduler: the vectors
+    that call them give the scripts' own arguments, a fire time and merged opts a client
+    computes itself, so no adapter is sent one), or None."""
     name: str = step["op"]
     return name if name in QUEUE_CALLS else None
 
@@ -398,14 +408,15 @@ class CommandCandidate:
         step = op_to_dict(op)
         if (unsent := scheduler_part(step)) is not None:
             raise CandidateSkipped(
-                f"the adapter speaks adapter protocol {self.speaks}, which has no {unsent}: "
-                f"no version has the job scheduler ops yet")
+                f"no adapter protocol version has {unsent}: its vectors give the scripts' "
+                f"own arguments (a client's calls are upsertJobScheduler and "
+                f"pickUpIteration)")
         if step["op"] in REPEATABLE_OPS:
             raise CandidateSkipped(
                 f"no adapter protocol version has {step['op']}: the 5.x repeatable job calls "
                 "(gone at 6.0.0) are judged on scripts directories only")
         for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part),
-                              (5, version_5_part)):
+                              (5, version_5_part), (6, version_6_part)):
             if self.speaks < version and (newer := part(step)) is not None:
                 raise CandidateSkipped(
                     f"the adapter speaks adapter protocol {self.speaks}, which has no {newer}; "

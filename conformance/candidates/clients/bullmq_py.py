@@ -27,7 +27,8 @@ Each op goes through the package's own Python code, not through our script runne
   says how, which flags are skipped, and why getDependencyCounts, removeChildDependency and
   removeUnprocessedChildren are);
 - `nextMillis` (cron parity) is the package's repeat strategy, and `pickUpIteration` its
-  `Worker.nextJobFromJobData` with the picked-up job: `bullmq_py_cron`;
+  `Worker.nextJobFromJobData` with the picked-up job: `bullmq_py_cron`; `upsertJobScheduler`
+  is `Queue.upsertJobScheduler(id, repeat, name, data, opts)` on the op's clock;
 - the worker half's ops are in `bullmq_py_worker` (its docstring says which call each is, and
   why releaseLock, moveJobFromActiveToWait, getRateLimitTtl, removeDeduplicationKey and addLog
   are skipped).
@@ -95,7 +96,7 @@ from reference_impl.ops import (
     fetched,
     op_name,
 )
-from reference_impl.scheduler_ops import NextMillis, PickUpIteration
+from reference_impl.scheduler_ops import NextMillis, PickUpIteration, UpsertJobScheduler
 from reference_impl.versions import Version
 
 INSTALL_HINT = ("--candidate bullmq-py needs the official client: "
@@ -193,6 +194,7 @@ class PythonClientCandidate:
             **self._flow_ops.handlers(),
             NextMillis: lambda _queue, found: next_millis(self._package, found),
             PickUpIteration: self._pick_up_iteration,
+            UpsertJobScheduler: self._upsert_job_scheduler,
         }
         # the protocol judged: what an older client's arguments mean (moveToDelayed)
         self._protocol = queue.protocol
@@ -399,6 +401,22 @@ class PythonClientCandidate:
             return next_iteration_id(returned)
         except ValueError as exc:
             raise CandidateError(str(exc)) from None
+
+    def _upsert_job_scheduler(self, queue: Any, op: UpsertJobScheduler) -> Result:
+        method = self._member(queue, "upsertJobScheduler", "Queue.upsertJobScheduler")
+        try:
+            job = self._run("Queue.upsertJobScheduler", op.now, method, op.scheduler_id,
+                            dict(op.repeat), op.name, op.data, dict(op.opts))
+        except PackageError as exc:
+            raise CandidateError(f"Queue.upsertJobScheduler raised {exc}") from None
+        if job is None:
+            return None
+        opts = getattr(job, "opts", None) or {}
+        try:
+            return {"job": str(job.id), "delay": int(opts.get("delay", 0))}
+        except (TypeError, ValueError):
+            raise CandidateError(f"Queue.upsertJobScheduler returned a job with delay "
+                                 f"{opts.get('delay')!r}") from None
 
     def _promote(self, queue: Any, op: Promote) -> Result:
         job = self._job_handle(queue, op.job_id)

@@ -96,6 +96,7 @@ OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: () for name in CLIENT_SIDE},
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "pickUpIteration": ("updateJobScheduler",),
+    "upsertJobScheduler": ("addJobScheduler",),
     "resume": ("pause",),
     "addFlow": ("addParentJob", "addStandardJob", "addDelayedJob", "addPrioritizedJob",
                 "releaseParentIfNoPendingDependencies"),

@@ -55,7 +55,7 @@ from conformance.candidates.scripts.worker_calls import packed_fields, worker_op
 from conformance.core.errors import CandidateError, UsageError
 from conformance.core.options import ADAPTER_TIMEOUT_S
 from conformance.core.queues import QueueRef
-from reference_impl import flows, scores, versions, worker_iteration
+from reference_impl import flows, scheduler_upsert, scores, versions, worker_iteration
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     OP_NAMES,
@@ -72,7 +72,7 @@ from reference_impl.ops import (
     Result,
     Resume,
 )
-from reference_impl.scheduler_ops import CLIENT_SIDE, PickUpIteration
+from reference_impl.scheduler_ops import CLIENT_SIDE, PickUpIteration, UpsertJobScheduler
 from reference_impl.worker_ops import MoveToFinished
 
 
@@ -392,13 +392,17 @@ class ScriptsCandidate:
 
         The calls' KEYS and ARGV depend on the op and the queue alone, never on an earlier
         reply: the calls of many vectors may share a pipeline. A worker picking up an iteration
-        may call nothing (`worker_iteration.next_call`): no calls, and the op's result is None.
+        may call nothing (`worker_iteration.next_call`), and so may a caller's upsert
+        (`scheduler_upsert.upsert_call`): no calls, and the op's result is None.
         """
         if isinstance(op, AddFlow):
             return tuple(self.flow_calls(queue, op))
         if isinstance(op, PickUpIteration):
             call = worker_iteration.next_call(op)
             return () if call is None else (self._plan_one(queue, call),)
+        if isinstance(op, UpsertJobScheduler):
+            upsert = scheduler_upsert.upsert_call(op)
+            return () if upsert is None else (self._plan_one(queue, upsert),)
         return (self._plan_one(queue, op),)
 
     def _plan_one(self, queue: QueueRef, op: Op) -> ScriptCall:

@@ -171,6 +171,18 @@ async fn run_op(session: &mut Session, queue: &str, base: Option<&str>, op: Valu
             start_date,
             end_date,
         } => cron_ops::next_millis(&pattern, now, tz.as_deref(), start_date, end_date),
+        Op::PickUpIteration {} => cron_ops::pick_up_iteration(),
+        Op::UpsertJobScheduler {
+            scheduler_id,
+            now,
+            repeat,
+            name,
+            data,
+            opts,
+        } => {
+            cron_ops::upsert_job_scheduler(session, &scheduler_id, now, repeat, name, data, opts)
+                .await
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Adapter protocol version 4 (docs/ADAPTERS.md): requests, ops and their outcomes.
+//! Adapter protocol version 6 (docs/ADAPTERS.md): requests, ops and their outcomes.
 //!
 //! Every op field is read as the vector writes it. Integers are `u64`/`i64`: the schema keeps
 //! every time, delay and count within 2^53, so nothing is rounded on the way to the SDK.
@@ -10,9 +10,10 @@ use serde_json::Value;
 /// A JSON object (an op's `fields`).
 pub type Map = serde_json::Map<String, Value>;
 
-/// The adapter protocol version this adapter speaks: 4, with the worker half's ops, flows and
-/// cron parity.
-pub const PROTOCOL: u64 = 4;
+/// The adapter protocol version this adapter speaks: 6, with the worker half's ops, flows, cron
+/// parity, a worker's pick-up of a scheduler's iteration (skipped: see `cron_ops`) and a
+/// caller's upsert of a job scheduler.
+pub const PROTOCOL: u64 = 6;
 
 /// A `start` request's fields (the loop has read its `seq` and `type`).
 #[derive(Debug, Deserialize)]
@@ -115,6 +116,19 @@ pub struct FlowNode {
     /// The node's queue when it is not the op's: a qualified name (`<prefix>:<queue>`, the
     /// queue braced under a hash-tagged profile), for a child in another queue.
     pub queue: Option<String>,
+}
+
+/// upsertJobScheduler's repeat options, as a caller gives them (protocol 6).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpsertRepeat {
+    pub every: Option<u64>,
+    pub pattern: Option<String>,
+    pub offset: Option<u64>,
+    pub start_date: Option<u64>,
+    pub end_date: Option<u64>,
+    pub tz: Option<String>,
+    pub limit: Option<u64>,
 }
 
 /// One `when` step of a vector. Unknown fields are ignored, as the Node adapter does.
@@ -244,6 +258,15 @@ pub enum Op {
         tz: Option<String>,
         start_date: Option<u64>,
         end_date: Option<u64>,
+    },
+    PickUpIteration {},
+    UpsertJobScheduler {
+        scheduler_id: String,
+        now: u64,
+        repeat: UpsertRepeat,
+        name: Option<String>,
+        data: Option<Value>,
+        opts: Option<Map>,
     },
 }
 
