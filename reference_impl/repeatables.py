@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reference_impl import versions
-from reference_impl.job_updates import remove_job_keys
 from reference_impl.queue_core import lua_int_text
 from reference_impl.repeatable_ops import (
     AddRepeatableJob,
@@ -23,7 +22,7 @@ from reference_impl.repeatable_ops import (
     removal_member,
     repeat_key,
 )
-from reference_impl.schedulers import remove_unparented_job
+from reference_impl.schedulers import remove_delayed_iteration, remove_unparented_job
 
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
@@ -77,30 +76,16 @@ def remove_repeatable(model: QueueCore, op: RemoveRepeatable) -> int:
     store = model.store
     full_keys = model.since(versions.REPEAT_KEY_HASH)
     legacy = removal_member(op) if full_keys else concat_key(op)
-    _remove_delayed(model, legacy_job_id_prefix(op), legacy, full_keys)
+    remove_delayed_iteration(model, legacy_job_id_prefix(op), legacy, hash_only=not full_keys)
     if store.zrem("repeat", legacy):
         return 0
     if not full_keys:
         return 1
     key = repeat_key(op)
-    _remove_delayed(model, f"repeat:{key}:", key, full_keys)
+    remove_delayed_iteration(model, f"repeat:{key}:", key)
     if store.zrem("repeat", key):
         if model.since(versions.REPEAT_HASH_REMOVED):
             store.delete(f"repeat:{key}")
         return 0
     return 1
-
-
-def _remove_delayed(model: QueueCore, prefix: str, member: str, full_keys: bool) -> None:
-    """The delayed iteration `<prefix><score of member>`, with a `removed` event."""
-    score = model.store.zscore("repeat", member)
-    if score is None:
-        return
-    job_id = prefix + lua_int_text(int(score))
-    if model.store.zrem("delayed", job_id):
-        if full_keys:
-            remove_job_keys(model, job_id)
-        else:
-            model.store.delete(job_id)  # before 5.10.0: the hash alone
-        model.event("event", "removed", "jobId", job_id, "prev", "delayed")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from reference_impl import cron_answers
 from reference_impl.scheduler_ops import AddJobScheduler, NextMillis, UpsertJobScheduler
-from reference_impl.worker_iteration import merged_opts
+from reference_impl.worker_iteration import int_or_none, merged_opts, text_or_none
 
 #: The first iteration's number.
 FIRST = 1
@@ -37,14 +37,14 @@ def upsert_call(op: UpsertJobScheduler) -> AddJobScheduler | None:
     """
     repeat = dict(op.repeat)
     every, pattern = repeat.get("every"), repeat.get("pattern")
-    end_date = _int_or_none(repeat.get("endDate"))
+    end_date = int_or_none(repeat.get("endDate"))
     if bool(every) == bool(pattern) or (end_date is not None and end_date < op.now) or (
             repeat.get("immediately") and repeat.get("startDate")):
         raise ValueError(f"the client throws on these repeat options: {repeat}")
     limit = repeat.get("limit")
     if limit is not None and int(limit) < FIRST:
         return None
-    start_date = _int_or_none(repeat.get("startDate"))
+    start_date = int_or_none(repeat.get("startDate"))
     tz = repeat.get("tz")
     fire: int | None = None
     if pattern:
@@ -67,9 +67,6 @@ def upsert_call(op: UpsertJobScheduler) -> AddJobScheduler | None:
 def cron_lookup(op: UpsertJobScheduler) -> NextMillis:
     """The cron library's question for a pattern upsert: its next fire time at now."""
     repeat = op.repeat
-    return NextMillis(str(repeat["pattern"]), op.now, repeat.get("tz") or None,
-                      _int_or_none(repeat.get("startDate")), _int_or_none(repeat.get("endDate")))
+    return NextMillis(str(repeat["pattern"]), op.now, text_or_none(repeat.get("tz")),
+                      int_or_none(repeat.get("startDate")), int_or_none(repeat.get("endDate")))
 
-
-def _int_or_none(value: object) -> int | None:
-    return None if value is None or value == "" else int(str(value))

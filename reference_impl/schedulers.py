@@ -164,16 +164,29 @@ def remove_job_scheduler(model: QueueCore, op: RemoveJobScheduler) -> int:
     """removeJobScheduler-3: 0 when the scheduler existed, else 1. Its current iteration goes
     too when it is still delayed (with a `removed` event); one already waiting stays."""
     store = model.store
-    millis = store.zscore("repeat", op.scheduler_id)
-    if millis is not None:
-        job_id = f"repeat:{op.scheduler_id}:{lua_int_text(int(millis))}"
-        if store.zrem("delayed", job_id):
-            remove_job_keys(model, job_id)
-            model.event("event", "removed", "jobId", job_id, "prev", "delayed")
+    remove_delayed_iteration(model, f"repeat:{op.scheduler_id}:", op.scheduler_id)
     if store.zrem("repeat", op.scheduler_id):
         store.delete(f"repeat:{op.scheduler_id}")
         return 0
     return 1
+
+
+def remove_delayed_iteration(model: QueueCore, prefix: str, member: str,
+                             hash_only: bool = False) -> None:
+    """A job scheduler's or repeatable job's current iteration, `<prefix><score of member in
+    repeat>`, while it is still delayed: out of delayed with its keys (only its hash when
+    `hash_only`: removeRepeatable before 5.10.0), and a `removed` event. One that already
+    waits or runs stays (the includes' removeDelayedIteration)."""
+    score = model.store.zscore("repeat", member)
+    if score is None:
+        return
+    job_id = prefix + lua_int_text(int(score))
+    if model.store.zrem("delayed", job_id):
+        if hash_only:
+            model.store.delete(job_id)
+        else:
+            remove_job_keys(model, job_id)
+        model.event("event", "removed", "jobId", job_id, "prev", "delayed")
 
 
 def get_job_scheduler(model: QueueCore, op: GetJobScheduler) -> dict[str, Any] | None:

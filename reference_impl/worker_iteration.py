@@ -74,8 +74,8 @@ def _lookup(op: PickUpIteration, repeat: dict[str, Any]) -> NextMillis | None:
     if not repeat.get("pattern"):
         return None
     base = max(op.now, int(op.opts.get("prevMillis") or 0))
-    return NextMillis(str(repeat["pattern"]), base, _text_or_none(repeat.get("tz")),
-                      _int_or_none(repeat.get("startDate")), _int_or_none(repeat.get("endDate")))
+    return NextMillis(str(repeat["pattern"]), base, text_or_none(repeat.get("tz")),
+                      int_or_none(repeat.get("startDate")), int_or_none(repeat.get("endDate")))
 
 
 def _asked(op: PickUpIteration) -> tuple[str, dict[str, Any]] | None:
@@ -126,9 +126,11 @@ def merged_opts(opts: Mapping[str, Any], now: int, scheduler_id: str, repeat: Ma
     return merged
 
 
-def _int_or_none(value: Any) -> int | None:
+def int_or_none(value: Any) -> int | None:
+    """An option as the client reads it: an integer, or None when absent or empty."""
     return None if value is None or value == "" else int(value)
 
 
-def _text_or_none(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
+    """An option as the client reads it: a string, or None when absent or empty."""
     return None if value is None or value == "" else str(value)
