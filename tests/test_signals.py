@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -272,3 +274,49 @@ def test_a_signal_sent_again_while_the_interrupt_is_unseen_still_raises(no_watch
     guard = signals.SignalGuard()
     with guard.installed(), pytest.raises(KeyboardInterrupt):
         _sent_again_after(guard, lambda: None)
+
+
+def test_a_signal_in_a_deferred_block_is_raised_as_it_ends(no_watchdog: None) -> None:
+    guard = signals.SignalGuard()
+    reached: list[str] = []
+    with guard.installed(), pytest.raises(KeyboardInterrupt), signals.deferred():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # a raise would land here
+        reached.append("the block's end")
+    assert reached == ["the block's end"] and guard.received == signal.SIGTERM
+
+
+def test_a_signal_inside_the_servers_spawn_stops_the_server(
+        monkeypatch: pytest.MonkeyPatch, no_watchdog: None) -> None:
+    """The signal lands in Popen once the server runs (the test's Popen signals itself as it
+    returns): the interrupt comes after `proc` is held, and the server is stopped."""
+    from conformance.servers import local
+
+    spawned: list[int] = []
+    real = subprocess.Popen
+
+    def popen_then_signal(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        proc = real(argv, **kwargs)
+        spawned.append(proc.pid)
+        # Once it serves: a server still starting would fail on its own (its directory gone).
+        port = int(argv[argv.index("--port") + 1])
+        wait_until(lambda: _answers(port), None, "the server to answer", timeout=30)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # still inside Popen, as far as the caller knows
+        return proc
+
+    monkeypatch.setattr(local.subprocess, "Popen", popen_then_signal)
+    guard = signals.SignalGuard()
+    with guard.installed(), pytest.raises(KeyboardInterrupt):
+        local.start_process(server_binary(), "local")
+    assert len(spawned) == 1 and not survivors(set(spawned), grace=5.0)
+
+
+def _answers(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True

@@ -135,6 +135,33 @@ class SignalGuard:
         return 128 + self.received
 
 
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold the caught signals while the block runs and deliver them as it ends.
+
+    For a block that starts a process we must stop (a fork, a spawned server or adapter): a
+    signal raising inside `subprocess.Popen`, after its child exists but before Popen returns,
+    leaves a child nobody holds. Deferred, the interrupt is raised once the caller holds the
+    child, and its own cleanup stops it. Outside the main thread, where no handler can be set,
+    the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    # A handler, not a signal mask: a mask covers only the calling thread, and the kernel
+    # hands a process's signal to any thread that does not block it.
+    previous = {signum: signal.signal(signum, lambda signum, frame: noted.append(signum))
+                for signum in CAUGHT}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for number in dict.fromkeys(noted):
+            signal.raise_signal(number)
+
+
 def exit_now(code: int) -> NoReturn:
     """End the process with `code` (a stopped run's 128 + n), its output flushed."""
     sys.stdout.flush()

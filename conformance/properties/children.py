@@ -111,14 +111,9 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]],
     # A signal that arrived between a fork and the append below would raise in this loop and
     # leave a child no one stops. So the caught signals are only noted while the children are
     # forked, and raised again once every child is on the list; the children started so far
-    # are then stopped on the way out. (A handler, not a signal mask: a mask covers only the
-    # calling thread, and the kernel hands a process's signal to any thread that does not
-    # block it.)
-    noted: list[int] = []
-    previous = {signum: signal.signal(signum, lambda signum, frame: noted.append(signum))
-                for signum in signals.CAUGHT}
+    # are then stopped on the way out.
     try:
-        try:
+        with signals.deferred():
             for index in range(count):
                 share = list(shards[index::count])
                 receiving, sending = multiprocessing.Pipe(duplex=False)
@@ -129,11 +124,6 @@ def start(run: Run, shards: Sequence[tuple[str, int, int]],
                 sending.close()
                 started.children.append(_Child(process, receiving))
                 started.by_item |= {name: started.children[-1] for name, _, _ in share}
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-            for number in dict.fromkeys(noted):
-                signal.raise_signal(number)
     except BaseException:
         started.stop()
         raise

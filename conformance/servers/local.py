@@ -22,6 +22,7 @@ from typing import Literal
 
 import redis
 
+from conformance.core import signals
 from conformance.core.errors import InfrastructureError
 from conformance.servers.common import (
     Running,
@@ -164,7 +165,9 @@ def _spawn(binary: str, kind: ServerKind, port: int, extra_args: Sequence[str]) 
             *extra_args]
     proc: subprocess.Popen[bytes] | None = None
     try:
-        with log_path.open("wb") as log:
+        # Deferred: a signal inside Popen, once the server exists, would leave it running
+        # with `proc` unset; raised after the assignment, the cleanup below stops it.
+        with log_path.open("wb") as log, signals.deferred():
             proc = subprocess.Popen([*args, "--dir", str(workdir)], stdin=subprocess.DEVNULL,
                                     stdout=log, stderr=subprocess.STDOUT)
         started = proc

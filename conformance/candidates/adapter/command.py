@@ -36,6 +36,7 @@ from typing import Any
 import redis
 
 from conformance.candidates.base import Capabilities
+from conformance.core import signals
 from conformance.core.errors import (
     CandidateError,
     CandidateSkipped,
@@ -164,12 +165,20 @@ class Adapter:
             # A session of its own: killing only the direct child would leave behind the real
             # adapter under a wrapper (`sh -c 'node adapter.js'`) and any process it forked;
             # its process group holds all of them. (Also: a Ctrl-C at the terminal reaches
-            # the suite only, which then stops the adapter itself.)
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, start_new_session=True)
+            # the suite only, which then stops the adapter itself.) Signals deferred: one
+            # inside Popen would leave the adapter running with nobody holding it.
+            with signals.deferred():
+                self.proc = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, cwd=cwd, start_new_session=True)
         except OSError as exc:
             raise NotRunnable(argv, exc.strerror or str(exc)) from None
+        except BaseException:
+            if getattr(self, "proc", None) is not None:  # the signal came once it had started
+                with contextlib.suppress(OSError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            raise
         #: Set once the group was killed: one SIGKILL reaches every member, and a later kill
         #: must not signal the group's id again (with every member gone, it may be reused).
         self._group_killed = False
