@@ -42,9 +42,10 @@ from typing import Any
 
 from release_list import IDENTIFIED, OLDER, Pin, ReleaseListError, load
 
+from conformance.candidates.scripts.candidate import scripts_covered
 from conformance.core.outcomes import Outcome
 from conformance.reports.json_report import area_tallies, engine_text
-from conformance.reports.releases import Release, Releases
+from conformance.reports.releases import Release, Releases, ScriptsCovered
 from conformance.run.session import SUITE_VERSION
 from conformance.vectors import expectations
 from reference_impl import versions
@@ -75,6 +76,7 @@ class Judged:
     identify: dict[str, Any]
     report: dict[str, Any] | None  # the run's report; None when not run
     problems: tuple[str, ...]  # what went wrong running them
+    scripts: ScriptsCovered | None = None  # a scripts directory's queue scripts the vectors call
 
 
 def _cli(python: str, args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -105,8 +107,11 @@ def judge(pin: Pin, out: Path, work: Path, redis: str) -> Judged:
     """Run `identify` then `run` on one pin; keep both JSON files under OUTDIR/rows/."""
     rows = out / "rows"
     # Run from the work directory with a relative spec: no path of this machine in the reports.
+    scripts = None
     if pin.kind == "scripts":
         python, candidate, cwd = sys.executable, f"scripts:{pin.slug}", work / "scripts"
+        found = scripts_covered(work / "scripts" / pin.slug)
+        scripts = ScriptsCovered(found.covered, found.uncovered)
     elif pin.candidate is not None:  # a crate's SDK or port, through its bundled adapter
         python, candidate, cwd = sys.executable, pin.candidate, work
     else:
@@ -119,21 +124,22 @@ def judge(pin: Pin, out: Path, work: Path, redis: str) -> Judged:
         identified: dict[str, Any] = json.loads(proc.stdout)
     except json.JSONDecodeError:
         return Judged({"protocol": None, "closest": None, "older_than_supported": False}, None,
-                      (f"identify exited {proc.returncode}: {proc.stderr.strip()[-300:]}",))
+                      (f"identify exited {proc.returncode}: {proc.stderr.strip()[-300:]}",),
+                      scripts)
     identified["candidate"] = candidate  # the spec given, not this machine's path
     (rows / f"{pin.slug}.identify.json").write_text(json.dumps(identified, indent=2) + "\n",
                                                     encoding="utf-8")
     protocol = identified["protocol"]["since"] if pin.judge == IDENTIFIED and \
         identified["protocol"] else pin.judge
     if pin.judge == OLDER or protocol == IDENTIFIED:
-        return Judged(identified, None, ())
+        return Judged(identified, None, (), scripts)
     report = rows / f"{pin.slug}.report.json"
     proc = _cli(python, ["run", "-q", "--examples", "0", "--protocol", protocol, *common,
                          "--report-json", str(report)], cwd)
     if proc.returncode not in (0, 1) or not report.is_file():
         return Judged(identified, None, (f"run exited {proc.returncode}: "
-                                         f"{proc.stderr.strip()[-300:]}",))
-    return Judged(identified, json.loads(report.read_text(encoding="utf-8")), ())
+                                         f"{proc.stderr.strip()[-300:]}",), scripts)
+    return Judged(identified, json.loads(report.read_text(encoding="utf-8")), (), scripts)
 
 
 def gate(pin: Pin, judged: Judged) -> list[str]:
@@ -197,7 +203,7 @@ def row(pin: Pin, judged: Judged) -> Release:
         dict(area_tallies(report)) if report else {},
         tuple(r["id"] for r in results if r["outcome"] == Outcome.FAILED),
         tuple(r["id"] for r in results if r["outcome"] == Outcome.ERRORED),
-        known, tuple(gate(pin, judged)))
+        known, tuple(gate(pin, judged)), judged.scripts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,9 +11,11 @@ from reference_impl import (
     finish,
     flow_removal,
     flows,
+    getters,
     job_updates,
     limits,
     locks,
+    maintenance,
     recovery,
     repeatables,
     scheduler_upsert,
@@ -21,6 +23,25 @@ from reference_impl import (
     scores,
     versions,
     worker_iteration,
+)
+from reference_impl.getter_ops import (
+    GetCounts,
+    GetCountsPerPriority,
+    GetMetrics,
+    GetRanges,
+    GetState,
+    IsFinished,
+    IsJobInList,
+    IsMaxed,
+)
+from reference_impl.maintenance_ops import (
+    CleanJobsInSet,
+    Drain,
+    MoveJobsToWait,
+    Obliterate,
+    RemoveOrphanedJobs,
+    ReprocessJob,
+    SaveStacktrace,
 )
 from reference_impl.ops import (
     Add,
@@ -113,6 +134,21 @@ WORKER_HANDLERS: dict[type, Callable[[QueueCore, Any], Result]] = {
     AddRepeatableJob: repeatables.add_repeatable_job,
     UpdateRepeatableJobMillis: repeatables.update_repeatable_job_millis,
     RemoveRepeatable: repeatables.remove_repeatable,
+    GetCounts: getters.get_counts,
+    GetCountsPerPriority: getters.get_counts_per_priority,
+    GetState: getters.get_state,
+    GetRanges: getters.get_ranges,
+    IsFinished: getters.is_finished,
+    IsJobInList: getters.is_job_in_list,
+    IsMaxed: getters.is_maxed,
+    GetMetrics: getters.get_metrics,
+    Drain: maintenance.drain,
+    CleanJobsInSet: maintenance.clean_jobs_in_set,
+    Obliterate: maintenance.obliterate,
+    MoveJobsToWait: maintenance.move_jobs_to_wait,
+    ReprocessJob: maintenance.reprocess_job,
+    SaveStacktrace: maintenance.save_stacktrace,
+    RemoveOrphanedJobs: maintenance.remove_orphaned_jobs,
 }
 
 

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reference_impl.getter_ops import GETTER_FIELDS, GETTER_OPS, GetterOp
+from reference_impl.maintenance_ops import MAINTENANCE_FIELDS, MAINTENANCE_OPS, MaintenanceOp
 from reference_impl.repeatable_ops import REPEATABLE_FIELDS, REPEATABLE_OPS, RepeatableOp
 from reference_impl.scheduler_ops import SCHEDULER_FIELDS, SCHEDULER_OPS, SchedulerOp
 from reference_impl.worker_ops import (
@@ -165,7 +167,7 @@ Op = (Add | AddParentJob | AddFlow | MoveToActive | Promote | ChangeDelay | Chan
       | MoveStalledJobsToWait | MoveJobFromActiveToWait | GetRateLimitTtl
       | RemoveDeduplicationKey | RemoveJob | UpdateProgress | UpdateData | AddLog
       | MoveToWaitingChildren | GetDependencyCounts | RemoveChildDependency
-      | RemoveUnprocessedChildren | SchedulerOp | RepeatableOp)
+      | RemoveUnprocessedChildren | SchedulerOp | RepeatableOp | GetterOp | MaintenanceOp)
 
 #: Vector spelling of each op (the `op` field of a `when` step).
 OP_NAMES: dict[str, type[Op]] = {
@@ -183,6 +185,8 @@ OP_NAMES: dict[str, type[Op]] = {
     **FLOW_JOB_OPS,
     **SCHEDULER_OPS,
     **REPEATABLE_OPS,
+    **GETTER_OPS,
+    **MAINTENANCE_OPS,
 }
 #: The ops of the worker half (an adapter that speaks protocol version 1 is never sent them).
 WORKER_OP_NAMES = frozenset(WORKER_OPS)
@@ -197,10 +201,11 @@ def op_name(op: object) -> str:
     return name
 _FIELD_NAMES = {"job_id": "jobId", "lock_duration": "lockDuration",
                 "skip_attempt": "skipAttempt", **WORKER_FIELDS, **SCHEDULER_FIELDS,
-                **REPEATABLE_FIELDS}
+                **REPEATABLE_FIELDS, **GETTER_FIELDS,
+                **MAINTENANCE_FIELDS}
 
 
-_ID_LISTS = ("job_ids", "tokens", "types")
+_ID_LISTS = ("job_ids", "tokens", "types", "priorities")
 
 
 def op_to_dict(op: Op) -> dict[str, Any]:
@@ -260,7 +265,7 @@ def step_to_dict(step: Step) -> dict[str, Any]:
 
 MoveResult = dict[str, Any]
 #: None only from pause and resume before 6.0.0, whose script returned nothing.
-Result = str | int | MoveResult | list[str] | list[int] | Pttl | None
+Result = str | int | MoveResult | list[str] | list[int] | list[Any] | Pttl | None
 
 
 def fetched(job: str | None, ttl: int | Pttl = 0, next_ms: int = 0) -> MoveResult:

@@ -24,7 +24,7 @@ from reference_impl.scheduler_ops import (
     RemoveJobScheduler,
     UpdateJobScheduler,
 )
-from reference_impl.store import HashValue, JsonText
+from reference_impl.store import JsonText, hash_text
 
 if TYPE_CHECKING:
     from reference_impl.queue_core import QueueCore
@@ -195,16 +195,8 @@ def get_job_scheduler(model: QueueCore, op: GetJobScheduler) -> dict[str, Any] |
     if millis is None:
         return None
     fields = model.store.hgetall(f"repeat:{op.scheduler_id}")
-    return {"fields": {name: _text(value) for name, value in fields.items()},
+    return {"fields": {name: hash_text(value) for name, value in fields.items()},
             "next": int(millis)}
-
-
-def _text(value: HashValue) -> str:
-    """A hash value as the script returns it: JSON as compact text (cjson's, for the maps of
-    at most one key that vectors store; with more, cjson's key order is not fixed)."""
-    if isinstance(value, JsonText):
-        return json.dumps(value.value, separators=(",", ":"), ensure_ascii=False)
-    return value
 
 
 def _remove_iteration(model: QueueCore, job_id: str) -> bool:

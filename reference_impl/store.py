@@ -7,6 +7,7 @@ spacing and key order, RESEARCH.md §7.1).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, TypeVar
@@ -28,6 +29,14 @@ class JsonText:
 
 
 HashValue = str | JsonText
+
+
+def hash_text(value: HashValue) -> str:
+    """A hash value as a script returns it: JSON as compact text (cjson's, for the maps of at
+    most one key that vectors store; with more, cjson's key order is not fixed)."""
+    if isinstance(value, JsonText):
+        return json.dumps(value.value, separators=(",", ":"), ensure_ascii=False)
+    return value
 
 
 @dataclass

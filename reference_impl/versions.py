@@ -79,6 +79,10 @@ REPEAT_NEXT_EXISTS: Version = (5, 13, 2)
 DEFERRED_FAILURE_UNCOUNTED: Version = (6, 2, 2)
 #: An add takes over a deduplication key without expiry whose job is gone (a stale key).
 STALE_DEDUP_KEY: Version = (6, 3, 7)
+#: A retried finished job goes back where it came from: reprocessJob puts a job with a priority
+#: in prioritized (before: wait), and moveJobsToWait puts a retried child back in its parent's
+#: dependencies, as reprocessJob did already (6.3.12 to 6.3.14 were never published).
+RETRY_RESTORES_DEPENDENCY: Version = (6, 3, 15)
 #: Flow inserts defer their parents' release to the end (releaseParentIfNoPendingDependencies),
 #: and a custom id whose parent is gone is adopted by the new parent of a child add (before: a
 #: completed duplicate child released its parent at once, and a job kept a gone parent).
@@ -97,9 +101,19 @@ REPEATABLE_SCRIPTS: Version = (5, 12, 13)
 REPEATABLES_REMOVED: Version = NO_PAUSED_LIST
 #: The releases that removed ops: the newest range of a fact about such an op ends there.
 REMOVALS: tuple[Version, ...] = (REPEATABLES_REMOVED,)
+# --- the first releases of the getters' scripts and arguments (reference_impl.getter_ops) ----
+#: getCountsPerPriority (-2 up to 5.8.2, then -4 with wait, paused, meta and prioritized as
+#: KEYS, -2 again from 6.1.1).
+PRIORITY_COUNTS: Version = (5, 8, 0)
+#: getMetrics-2.
+METRICS_SCRIPT: Version = (5, 58, 9)
+#: getCounts' optional first argument: a cutoff for the delayed count.
+COUNTS_CUTOFF: Version = (6, 7, 0)
+
 #: Where a fact's earliest range may start: the earliest supported version, or the first
 #: release of the scripts it calls that was checked (`Case.since`).
-FLOORS: tuple[Version, ...] = (EARLIEST, REPEATABLE_SCRIPTS, WORKER_SINCE)
+FLOORS: tuple[Version, ...] = (EARLIEST, PRIORITY_COUNTS, GLOBAL_CONCURRENCY,
+                               REPEATABLE_SCRIPTS, METRICS_SCRIPT, WORKER_SINCE, COUNTS_CUTOFF)
 
 #: Every state boundary, in order: the eras the generator runs the model at.
 STATE_BOUNDARIES: tuple[Version, ...] = (
@@ -107,7 +121,7 @@ STATE_BOUNDARIES: tuple[Version, ...] = (
     PRIORITY_MODULO, CHANGE_PRIORITY_TO_WAIT, BAND_BUMP, PAUSED_DELAY_MARKER,
     GLOBAL_CONCURRENCY, REPEAT_KEY_HASH, REPEAT_HASH_REMOVED, REPEAT_NEXT_EXISTS,
     ACTIVATION_MARKER, NO_PAUSED_LIST, DEFERRED_FAILURE_UNCOUNTED, STALE_DEDUP_KEY,
-    FLOW_DEFERRED_RELEASE,
+    RETRY_RESTORES_DEPENDENCY, FLOW_DEFERRED_RELEASE,
 )
 
 
@@ -175,6 +189,8 @@ BEFORE: dict[Version, str] = {
     NO_PAUSED_LIST: "pause renamed wait to paused, adds went to paused, pause returned nothing",
     DEFERRED_FAILURE_UNCOUNTED: "a fetch counted a job carrying defa against the rate limiter",
     STALE_DEDUP_KEY: "a deduplication key whose job was gone still deduplicated to it",
+    RETRY_RESTORES_DEPENDENCY: "reprocessJob ignored a priority; a bulk-retried child stayed "
+    "done",
     FLOW_DEFERRED_RELEASE: "a completed child released its parent mid-flow, and a gone "
     "parent was kept",
 }

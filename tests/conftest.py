@@ -109,9 +109,10 @@ def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
     """Ids an adapter that speaks adapter protocol version 1 is never sent: the vectors with a
     worker-half op or a field that version 2 added, a flow op or field of version 3, cron
     parity's nextMillis (version 4), a worker's pickUpIteration (version 5), a caller's
-    upsertJobScheduler (version 6), or a job scheduler script call as a vector gives it (no
-    version has those)."""
+    upsertJobScheduler (version 6), or a job scheduler script call as a vector gives it, a
+    getter or a maintenance call (no version has those)."""
     from conformance.candidates.adapter.command import (
+        admin_part,
         scheduler_part,
         version_2_part,
         version_3_part,
@@ -122,7 +123,7 @@ def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
     from reference_impl.ops import op_to_dict
 
     parts = (version_2_part, version_3_part, version_4_part, version_5_part, version_6_part,
-             scheduler_part)
+             scheduler_part, admin_part)
     return {v.id for v in every_vector
             if any(part(op_to_dict(op)) is not None for part in parts for op in v.when)}
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from conformance.candidates.adapter.command import ADMIN_OPS
 from conformance.candidates.clients.bullmq_py import PythonClientCandidate
 from conformance.candidates.clients.package import commands_folder, frozen_seconds
 from conformance.core.errors import CandidateError, CandidateSkipped
@@ -21,7 +22,9 @@ from conformance.servers import ServerInfo, client_for
 from conformance.state import snapshot
 from conformance.vectors import Vector
 from reference_impl import versions
+from reference_impl.getter_ops import GETTER_OPS
 from reference_impl.keys import BULLMQ, ECHOMQ, KeyProfile
+from reference_impl.maintenance_ops import MAINTENANCE_OPS
 from reference_impl.ops import Add, ChangeDelay, MoveToActive, MoveToDelayed, Op, Promote
 from reference_impl.scheduler_ops import (
     QUEUE_CALLS,
@@ -63,12 +66,14 @@ SKIP_REASONS = {
     # Not a limit of the package: the scheduler script calls as vectors give them (their
     # arguments are a client's to compute) are driven through no client.
     **{op: "the suite does not drive" for op in QUEUE_CALLS},
+    **{op: "the suite does not drive" for op in ADMIN_OPS},
 }
 #: Ops it always skips (the others only for some of their arguments).
 ALWAYS_SKIPPED = (ChangeDelay, ReleaseLock, MoveJobFromActiveToWait, GetRateLimitTtl,
                   RemoveDeduplicationKey, AddLog, GetDependencyCounts, RemoveChildDependency,
                   RemoveUnprocessedChildren,
-                  *(SCHEDULER_OPS[name] for name in QUEUE_CALLS))
+                  *(SCHEDULER_OPS[name] for name in QUEUE_CALLS), *GETTER_OPS.values(),
+                  *MAINTENANCE_OPS.values())
 #: The vectors it fails, real differences: its scripts follow the flow protocol from before
 #: npm 6.5.1. Each: the installed script, a line (1-based) and the text there that shows it,
 #: and the text of npm 6.5.1's change, absent from the script.

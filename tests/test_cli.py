@@ -59,8 +59,8 @@ def test_full_run_passes_with_reports(tmp_path: Path, redis_url: str,
         "band-bump", "change-delay", "change-priority", "cluster", "cron-parity", "deduplication",
         "delayed-score", "finish", "finish-fetch", "finish-metrics", "finish-retention",
         "flow-add", "flow-child-end", "flow-cross-queue", "flow-insert", "flow-job",
-        "flow-remove", "job-schedulers",
-        "job-updates", "key-naming", "locks", "next-wake", "pause", "priority-order",
+        "flow-remove", "getters", "job-schedulers",
+        "job-updates", "key-naming", "locks", "maintenance", "next-wake", "pause", "priority-order",
         "promote-job", "promote-range", "properties", "rate-limit", "repeatable-jobs",
         "reschedule", "retry", "stalled"}
     cases = ET.parse(junit).getroot().iter("testcase")

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.candidates.scripts.args import ARGV
 from conformance.candidates.scripts.includes import resolve
+from conformance.checks.mutants import script_name
 from conformance.core.errors import CandidateError
 from conformance.core.resources import lua_dir
 
@@ -52,9 +54,10 @@ def test_include_errors(tmp_path: Path, files: dict[str, str], message: str) -> 
 
 def test_every_reference_script_resolves_without_directives() -> None:
     scripts = sorted(LUA_DIR.glob("*-*.lua"))
-    assert len(scripts) == 35
+    assert len(scripts) == 51
     for script in scripts:
         text = resolve(script)
         assert "@include" not in text
         assert text.lstrip().startswith("--[["), f"{script.name} lacks its header"
-        assert "KEYS[1]" in text and "ARGV[1]" in text
+        # Every script takes KEYS; isMaxed is the one without ARGV.
+        assert "KEYS[1]" in text and ("ARGV[1]" in text or ARGV[script_name(script.name)] == ())

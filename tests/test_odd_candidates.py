@@ -23,6 +23,8 @@ from conformance.core.pins import PINNED_VERSION
 from conformance.core.resources import lua_dir
 from conformance.vectors import Vector
 from reference_impl.flows import POLICY_FLAGS
+from reference_impl.getter_ops import GETTER_OPS
+from reference_impl.maintenance_ops import MAINTENANCE_OPS
 from reference_impl.ops import (
     OP_NAMES,
     Add,
@@ -198,7 +200,8 @@ def expected_outcome(vector: Vector) -> tuple[str, str]:
     for op in vector.when:
         if type(op) in FAKE_LACKS:
             return "skipped", FAKE_LACKS[type(op)]
-        if type(op) in SCHEDULER_OPS.values():  # the others: driven through no package yet
+        if type(op) in (*SCHEDULER_OPS.values(), *GETTER_OPS.values(),
+                        *MAINTENANCE_OPS.values()):  # the others: driven through no package yet
             return "skipped", NOT_DRIVEN
         if isinstance(op, MoveToDelayed) and (op.fields or op.fetch_next):
             return "skipped", DELAY_FROM_WORKER

@@ -110,6 +110,19 @@ def test_page_has_a_row_per_release_with_range_area_cells_and_bugs(tmp_path: Pat
         assert absent not in text
 
 
+def test_a_scripts_row_says_how_many_of_its_queue_scripts_the_vectors_call(
+        tmp_path: Path) -> None:
+    document = copy.deepcopy(DOCUMENT)
+    document["rows"][0]["scripts"] = {"covered": ["getCounts", "pause"],
+                                      "uncovered": ["drain<x>"]}
+    text = _render(tmp_path, document)
+    covered = re.findall(r'<tr id="r-(\w)".*?<td class="(scripts|none)"([^>]*)>(.*?)</td>', text)
+    assert [(slug, kind, shown) for slug, kind, _, shown in covered] == [
+        ("a", "scripts", "2 of 3"), ("b", "none", "-"), ("c", "none", "-"), ("d", "none", "-")]
+    assert 'title="not called by any vector: drain&lt;x&gt;"' in covered[0][2]
+    assert "<x>" not in text
+
+
 def test_hostile_names_stay_text(tmp_path: Path) -> None:
     document = copy.deepcopy(DOCUMENT)
     document["rows"][0]["name"] = HOSTILE

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from conformance.checks.mutant_catalog_finish import FINISH_MUTANTS
 from conformance.checks.mutant_catalog_flows import FLOW_MUTANTS
+from conformance.checks.mutant_catalog_getters import GETTER_MUTANTS
+from conformance.checks.mutant_catalog_maintenance import MAINTENANCE_MUTANTS
 from conformance.checks.mutant_catalog_schedulers import SCHEDULER_MUTANTS
 from conformance.checks.mutant_catalog_worker import WORKER_MUTANTS
 from conformance.checks.mutant_types import Mutant, Replacement
@@ -219,9 +221,10 @@ QUEUE_MUTANTS: tuple[Mutant, ...] = (
        [('priority jobs\n        rcall("ZADD", markerKey, 0, "0")\n', "priority jobs\n")]),
 )
 
-#: Every mutant `bullmq-conformance mutants` runs: the queue half, the worker half, the flows.
+#: Every mutant `bullmq-conformance mutants` runs: the queue half, the worker half, the flows,
+#: the job schedulers, the getters and the maintenance calls.
 CATALOG: tuple[Mutant, ...] = (QUEUE_MUTANTS + FINISH_MUTANTS + WORKER_MUTANTS + FLOW_MUTANTS
-                              + SCHEDULER_MUTANTS)
+                              + SCHEDULER_MUTANTS + GETTER_MUTANTS + MAINTENANCE_MUTANTS)
 
 _OURS_CEILING = "  local bandCeiling = (fireAt + 1) * 0x1000 - 1\n"
 _SHIFT_BAND = ('  for _, member in ipairs(rcall("ZRANGEBYSCORE", delayedKey, fireAt * 0x1000, '

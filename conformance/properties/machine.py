@@ -35,6 +35,7 @@ from conformance.core.errors import (
 )
 from conformance.core.queues import QueueNames, QueueRef
 from conformance.properties.flow_rules import FlowRules, flow_op
+from conformance.properties.getter_rules import GetterRules
 from conformance.properties.queue_rules import MISSING_ID, QueueRules
 from conformance.properties.scheduler_rules import SCHEDULER_TYPES, SchedulerRules
 from conformance.properties.worker_rules import WorkerRules
@@ -147,7 +148,7 @@ def vector_yaml(vector: dict[str, Any]) -> str:
     return text.split("\ntests:\n", 1)[1]
 
 
-class DifferentialMachine(QueueRules, WorkerRules, FlowRules, SchedulerRules,
+class DifferentialMachine(QueueRules, WorkerRules, FlowRules, SchedulerRules, GetterRules,
                           RuleBasedStateMachine):
     """One example: a fresh queue, a fresh model, and the ops applied to both."""
 

@@ -61,6 +61,10 @@ _SCHEMA: dict[str, Any] = {
                 "failed": _IDS, "errored": _IDS,
                 "known": {"type": ["string", "null"]},
                 "problems": _IDS,
+                "scripts": {"oneOf": [{"type": "null"}, {
+                    "type": "object", "required": ["covered", "uncovered"],
+                    "additionalProperties": False,
+                    "properties": {"covered": _IDS, "uncovered": _IDS}}]},
             },
         }},
     },
@@ -85,13 +89,35 @@ def range_text(identified: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class ScriptsCovered:
+    """Which of a scripts directory's queue scripts the vectors call, by name."""
+
+    covered: tuple[str, ...]
+    uncovered: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ScriptsCovered | None:
+        """From a row's `scripts` (None: not a scripts row, or an older document)."""
+        return None if data is None else cls(tuple(data["covered"]), tuple(data["uncovered"]))
+
+    def as_dict(self) -> dict[str, list[str]]:
+        """As a row holds it."""
+        return {"covered": list(self.covered), "uncovered": list(self.uncovered)}
+
+    def text(self) -> str:
+        """`41 of 50`."""
+        return f"{len(self.covered)} of {len(self.covered) + len(self.uncovered)}"
+
+
+@dataclass(frozen=True)
 class Release:
     """One row: a release's scripts directory or client, and what the suite found.
 
     `protocol` is the npm bullmq version it was judged under (None: not run, as for a release
     older than supported); `identify` is `identify --json`'s result; `areas` the run's tally per
     area; `known` the reason of a known bug its failures are expected for; `problems` what the
-    CI gate found wrong with it (none on a good run).
+    CI gate found wrong with it (none on a good run); `scripts`, for a scripts directory,
+    which of its queue scripts the vectors call and which they do not, by name.
     """
 
     name: str
@@ -107,6 +133,7 @@ class Release:
     errored: tuple[str, ...] = ()
     known: str | None = None
     problems: tuple[str, ...] = ()
+    scripts: ScriptsCovered | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Release:
@@ -115,7 +142,7 @@ class Release:
                    data["version"], data["protocol"], data["identify"],
                    {area: Tally(**counts) for area, counts in data["areas"].items()},
                    tuple(data["failed"]), tuple(data["errored"]), data["known"],
-                   tuple(data["problems"]))
+                   tuple(data["problems"]), ScriptsCovered.from_dict(data.get("scripts")))
 
     def as_dict(self) -> dict[str, Any]:
         """The row as `releases.json` holds it."""
@@ -124,7 +151,8 @@ class Release:
                 "protocol": self.protocol, "identify": dict(self.identify),
                 "areas": {area: tally.as_dict() for area, tally in self.areas.items()},
                 "failed": list(self.failed), "errored": list(self.errored),
-                "known": self.known, "problems": list(self.problems)}
+                "known": self.known, "problems": list(self.problems),
+                "scripts": None if self.scripts is None else self.scripts.as_dict()}
 
     @property
     def range(self) -> str:
@@ -214,10 +242,16 @@ def _row(row: Release, areas: Sequence[str]) -> str:
     tip = (f"npm bullmq {span['since']} up to {span['until'] or 'now'} (the end excluded)"
            if span else "")
     state = "bad" if row.failed or row.errored or row.problems else "good"
+    if row.scripts is None:
+        covered = '<td class="none">-</td>'
+    else:
+        left = ", ".join(row.scripts.uncovered) or "none"
+        covered = (f'<td class="scripts" title="{e("not called by any vector: " + left)}">'
+                   f"{e(row.scripts.text())}</td>")
     return (f'<tr id="r-{e(row.slug)}" class="release {state}">'
             f'<th scope="row"><span class="cand">{e(row.name)}</span></th>'
             f"<td>{e(row.kind)}</td><td>{_judged(row)}</td>"
-            f'<td class="range" title="{e(tip)}">{e(row.range)}</td>'
+            f'<td class="range" title="{e(tip)}">{e(row.range)}</td>{covered}'
             + "".join(cells) + f'<td class="bugs">{_bugs(row)}</td></tr>')
 
 
@@ -229,15 +263,17 @@ def render_releases(releases: Releases) -> str:
     body = (
         "<h1>bullmq-conformance: real BullMQ releases</h1>"
         '<p class="legend">One row per release: its protocol range as <code>identify</code> '
-        "names it (npm bullmq versions, the end excluded), then each vector area under the "
-        "version it is judged at: passed / applicable, "
+        "names it (npm bullmq versions, the end excluded), for a scripts directory how many "
+        "of its queue scripts (the relay's aside) the vectors call, then each vector area "
+        "under the version it is judged at: passed / applicable, "
         '<span class="good">green</span> every one passed, <span class="bad">red</span> one '
         'failed or errored, <span class="none">grey</span> none applies or not run. '
         f"{len(releases.rows)} releases · suite {e(releases.suite_version)} · redis "
         f"{e(releases.redis)}</p>"
         '<div class="wrap"><table id="releases"><thead><tr><th scope="col">release</th>'
         '<th scope="col">kind</th><th scope="col">judged under</th>'
-        f'<th scope="col">protocol range</th>{heads}<th scope="col">bugs found</th></tr>'
+        f'<th scope="col">protocol range</th><th scope="col">scripts covered</th>{heads}'
+        '<th scope="col">bugs found</th></tr>'
         f"</thead><tbody>{rows}</tbody></table></div>")
     return document("bullmq-conformance: real releases", body)
 

@@ -17,6 +17,7 @@ from conformance.candidates.scripts.candidate import LAYOUTS
 from reference_impl import versions
 from reference_impl.cases import BUG_TYPES, Area
 from reference_impl.generate import GENERATED_BY, OLDER_FLAG, RULES_VERSION, SCHEMA_VERSION
+from reference_impl.getter_ops import GetState
 from reference_impl.ops import Add, op_from_dict
 
 #: The page's name under docs/, and how it reaches the vector files from there.
@@ -124,6 +125,8 @@ def _scripts(rendered: RenderedArea, current: list[Mapping[str, Any]]) -> list[s
             names = OP_SCRIPTS[step["op"]]
             if isinstance(op, Add):
                 names = tuple(n for n in names if n.lower().startswith("add" + op.route()))
+            elif isinstance(op, GetState):  # getState on a Redis before 6.0.6 only
+                names = ("getState",) if op.legacy else ("getStateV2",)
             for script in names:
                 callers = used.setdefault(script, [])
                 if test["id"] not in callers:

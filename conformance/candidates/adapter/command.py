@@ -47,7 +47,9 @@ from conformance.core.errors import (
 from conformance.core.options import ADAPTER_TIMEOUT_S
 from conformance.core.queues import QueueRef
 from reference_impl import versions
+from reference_impl.getter_ops import GETTER_OPS
 from reference_impl.keys import KeyProfile
+from reference_impl.maintenance_ops import MAINTENANCE_OPS
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
 from reference_impl.repeatable_ops import REPEATABLE_OPS
 from reference_impl.scheduler_ops import CLIENT_SIDE, QUEUE_CALLS
@@ -135,6 +137,16 @@ def scheduler_part(step: dict[str, Any]) -> str | None:
     computes itself, so no adapter is sent one), or None."""
     name: str = step["op"]
     return name if name in QUEUE_CALLS else None
+
+
+#: The queue's getters and maintenance calls: no adapter protocol version has them yet.
+ADMIN_OPS = frozenset({*GETTER_OPS, *MAINTENANCE_OPS})
+
+
+def admin_part(step: dict[str, Any]) -> str | None:
+    """A getter or a maintenance call (`ADMIN_OPS`), which no adapter is sent yet, or None."""
+    name: str = step["op"]
+    return name if name in ADMIN_OPS else None
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -424,6 +436,10 @@ class CommandCandidate:
             raise CandidateSkipped(
                 f"no adapter protocol version has {step['op']}: the 5.x repeatable job calls "
                 "(gone at 6.0.0) are judged on scripts directories only")
+        if (unsent := admin_part(step)) is not None:
+            raise CandidateSkipped(
+                f"no adapter protocol version has {unsent} yet: the getters and the "
+                "maintenance calls are judged on scripts directories")
         for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part),
                               (5, version_5_part), (6, version_6_part)):
             if self.speaks < version and (newer := part(step)) is not None:

@@ -86,6 +86,33 @@ ARGV: dict[str, tuple[str, ...]] = {
                          "the concatenated key (a repeat.key with colons: that key)",
                          "the repeat key (before 5.10.0: BASE)",
                          "BASE (from 5.10.0)" + OPTIONAL),
+    "getCounts": ("state names, counted in order; from 6.7.0 a cutoff (ms) for the delayed "
+                  "count may come first" + REPEATED,),
+    "getCountsPerPriority": ("priorities, counted in order" + REPEATED,),
+    "getState": ("job id",),
+    "getStateV2": ("job id",),
+    "getRanges": ("start", "end", "\"1\" ascending, \"0\" descending",
+                  "state names, read in order" + REPEATED),
+    "isFinished": ("job id", "\"1\" to answer the returnvalue or failedReason too, else \"\""),
+    "isJobInList": ("job id",),
+    "isMaxed": (),
+    "getMetrics": ("start", "end"),
+    "drain": ("BASE", "\"1\" to drain delayed jobs too, else \"0\""),
+    "cleanJobsInSet": ("BASE", "the timestamp (ms): jobs older are cleaned",
+                       "the most jobs to clean, 0 for all",
+                       "the set: wait, paused, active, delayed, prioritized, completed or failed"),
+    "obliterate": ("the most jobs to remove in this call", "\"force\" to remove active jobs "
+                   "too, else \"\""),
+    "moveJobsToWait": ("the most jobs to move", "the highest score moved (promoteJobs: "
+                       "Number.MAX_VALUE as text)", "the state: failed, completed or delayed"),
+    "reprocessJob": ("job id", "\"LPUSH\", or \"RPUSH\" for lifo",
+                     "the field to drop: failedReason or returnvalue",
+                     "the state: failed or completed", "\"1\" to drop atm, else \"0\"",
+                     "\"1\" to drop ats, else \"0\""),
+    "saveStacktrace": ("the stacktrace (JSON text)", "the failedReason"),
+    "removeOrphanedJobs": ("N, the number of state key names", "the N state key names",
+                           "M, the number of job sub-key names", "the M sub-key names",
+                           "candidate job ids" + REPEATED),
 }
 ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV["addStandardJob"]
 
@@ -96,6 +123,7 @@ OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: () for name in CLIENT_SIDE},
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "pickUpIteration": ("updateJobScheduler",),
+    "getState": ("getStateV2", "getState"),
     "upsertJobScheduler": ("addJobScheduler",),
     "resume": ("pause",),
     "addFlow": ("addParentJob", "addStandardJob", "addDelayedJob", "addPrioritizedJob",

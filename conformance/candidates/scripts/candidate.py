@@ -30,7 +30,13 @@ import redis
 from redis.commands.core import Script
 
 from conformance.candidates.base import Capabilities
-from conformance.candidates.scripts import repeatable_calls, scheduler_calls, worker_calls
+from conformance.candidates.scripts import (
+    getter_calls,
+    maintenance_calls,
+    repeatable_calls,
+    scheduler_calls,
+    worker_calls,
+)
 from conformance.candidates.scripts.call import (
     RunawayScript,
     ScriptCall,
@@ -116,6 +122,8 @@ LAYOUTS: dict[str, Layout] = {
         *(Layout(name, keys) for name, keys in worker_calls.WORKER_KEYS.items()),
         *(Layout(name, keys) for name, keys in scheduler_calls.SCHEDULER_KEYS.items()),
         *(Layout(name, keys) for name, keys in repeatable_calls.REPEATABLE_KEYS.items()),
+        *(Layout(name, keys) for name, keys in getter_calls.GETTER_KEYS.items()),
+        *(Layout(name, keys) for name, keys in maintenance_calls.MAINTENANCE_KEYS.items()),
     )
 }
 #: The shapes of earlier 5.x and 6.x releases (docs/RESEARCH.md §1.1): each new key was inserted
@@ -139,6 +147,11 @@ ALTERNATE_LAYOUTS: dict[str, tuple[Layout, ...]] = {
     "changePriority": (Layout("changePriority", ("wait", "paused", "meta", "prioritized", "pc",
                                                  "marker")),),
     "removeRepeatable": (Layout("removeRepeatable", repeatable_calls.OLDER_REMOVE_KEYS),),
+    # 5.8.2 up to 6.1.1: paused and meta between them (read only while 5.x paused a queue)
+    "getCountsPerPriority": (Layout("getCountsPerPriority", ("wait", "paused", "meta",
+                                                             "prioritized")),),
+    "reprocessJob": tuple(Layout("reprocessJob", keys)
+                          for keys in maintenance_calls.OLDER_REPROCESS_KEYS),
     "moveToDelayed": (
         # 5.73.3 up to 6.3.5 (and the v6.2.0 source tree): `paused` as KEYS[11]
         Layout("moveToDelayed", ("marker", "active", "prioritized", "delayed", "{job}",
@@ -172,6 +185,35 @@ def find_layout(directory: Path, name: str) -> Layout | None:
 def count_scripts(directory: Path) -> int:
     """How many of the scripts the ops need `directory` holds."""
     return sum(1 for name in LAYOUTS if find_layout(directory, name) is not None)
+
+
+#: Scripts a release ships that are not the queue's protocol: npm bullmq 6.7.0's relay, a
+#: message transport beside the queue.
+NOT_QUEUE_SCRIPTS = ("relay",)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which of a directory's queue scripts the vectors call (`scripts_covered`)."""
+
+    covered: tuple[str, ...]
+    uncovered: tuple[str, ...]
+
+    @property
+    def total(self) -> int:
+        """How many queue scripts the directory holds."""
+        return len(self.covered) + len(self.uncovered)
+
+
+def scripts_covered(directory: Path) -> Coverage:
+    """The queue scripts of `directory` (its top-level `<name>-<keys>.lua` files, the relay's
+    aside), by name: those the suite calls in a layout the directory holds, and the others."""
+    names = sorted({path.name.removesuffix(".lua").rsplit("-", 1)[0]
+                    for path in directory.glob("*-*.lua")
+                    if not path.name.startswith(NOT_QUEUE_SCRIPTS)})
+    called = [name for name in names if name in LAYOUTS
+              and find_layout(directory, name) is not None]
+    return Coverage(tuple(called), tuple(name for name in names if name not in called))
 
 
 def folders_with_scripts(directory: Path) -> list[Path]:
@@ -418,7 +460,9 @@ class ScriptsCandidate:
             calls: Any = repeatable_calls
             repeatable_calls.CALLS[type(op)](record, queue, op)
         else:
-            calls = scheduler_calls if type(op) in scheduler_calls.CALLS else worker_calls
+            calls = next((module for module in (scheduler_calls, getter_calls,
+                                                maintenance_calls)
+                          if type(op) in module.CALLS), worker_calls)
             calls.CALLS[type(op)](record, queue.base, op)
         (call,) = recorded
 
