@@ -21,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 # below.
 base_python="$(python3 -c 'import sys; print(sys.executable)')"
 
-step() { printf '\n--- python-only: %s\n' "$*"; }
+step() { printf '\n--- python-only: %s (at %d s)\n' "$*" "$SECONDS"; }
 fail() { echo "python-only: $*" >&2; exit 1; }
 
 # One folder of links to the system's programs (the first of a name wins, as on PATH), without

@@ -20,17 +20,11 @@
 local rcall = redis.call
 
 --- @include "includes/dropLegacyMarker"
+--- @include "includes/fromTail"
 
 local first = tonumber(ARGV[1])
 local last = tonumber(ARGV[2])
 local ascending = ARGV[3] == "1"
-
-local function fromTail(index)
-  if index == -1 then
-    return 0
-  end
-  return -(index + 1)
-end
 
 local function listRange(key)
   if ascending then

@@ -11,7 +11,10 @@ Normalized results: `GetCounts`, `GetCountsPerPriority` a list of counts; `GetSt
 name; `GetRanges` a list of id lists, one per type; `IsFinished` 0, 1, 2 or -1, or with
 `return_value` a list (`[1, returnvalue]`, `[2, failedReason]`, `[0]`); `IsJobInList` and
 `IsMaxed` 1 or None (the script's Lua false and nil); `GetMetrics` `[[count, prevTS,
-prevCount], points, number of points]`, a field the hash lacks as None.
+prevCount], points, number of points]`, a field the hash lacks as None; `GetJobs` a list per
+type of `[id, {field: value}]` pairs; `Paginate` `[cursor, offset, items, total, jobs]` (a
+hash's items as `[field, value]` pairs, each job as `{field: value}`), or `[0, 0, [], 0]` for a
+missing key; `GetJob` `{field: value}` or None; `GetJobLogs` `{"logs": [...], "count": n}`.
 """
 
 from __future__ import annotations
@@ -103,8 +106,71 @@ class GetMetrics:
     end: int = -1
 
 
+@dataclass(frozen=True)
+class GetJobs:
+    """Queue.getJobs (getJobs-1, from 5.81.1): for each of `types`, the jobs from `start` to
+    `end` with their hashes, read in one script; an id without a hash is skipped.
+
+    Sorted sets are read as getRanges reads them; a list when `asc` is read from its tail and
+    reversed by the script itself (the oldest job first). A bounded window (`start` and `end`
+    both >= 0) is backfilled: the script reads on past skipped ids, a window's worth at a
+    time, at most `GET_JOBS_MAX_ITERATIONS` reads per type."""
+
+    types: Sequence[str]
+    start: int = 0
+    end: int = -1
+    asc: bool = False
+
+
+#: The backfill bound the Node client passes getJobs (GET_JOBS_MAX_BACKFILL_ITERATIONS).
+GET_JOBS_MAX_ITERATIONS = 5
+
+
+@dataclass(frozen=True)
+class Paginate:
+    """Job.getDependencies' read (paginate-1): a page of the set or hash `key` (a parent's
+    `:dependencies` set or `:processed` hash), items `start` to `end` (-1: to the last),
+    counted from `offset`; with `fetch_jobs`, the hash of each item (a child's full key) too.
+
+    The script scans the key (SSCAN or HSCAN, COUNT 100) and takes the items whose running
+    offset falls in [start, start + size), size `end - start + 1` (with `end` -1, the item
+    count: one past the last)."""
+
+    key: str
+    start: int = 0
+    end: int = -1
+    offset: int = 0
+    fetch_jobs: bool = False
+
+
+#: The scan chunk paginate asks for (findPage's maxCount) and the scans the Node client
+#: allows it per call (paginate's maxIterations).
+PAGINATE_COUNT = 100
+PAGINATE_MAX_ITERATIONS = 5
+
+
+@dataclass(frozen=True)
+class GetJob:
+    """Queue.getJob / Job.fromId, a plain read (no script): HGETALL of `<prefix><id>`; the
+    job's fields, or None when it has no hash."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class GetJobLogs:
+    """Queue.getJobLogs(jobId, start, end, asc), a plain read (no script) of `<id>:logs`, which
+    addLog RPUSHes: `{"logs": [...], "count": LLEN}`. Ascending, LRANGE start end; descending,
+    LRANGE -(end+1) -(start+1) reversed (the newest first)."""
+
+    job_id: str
+    start: int = 0
+    end: int = -1
+    asc: bool = True
+
+
 GetterOp = (GetCounts | GetCountsPerPriority | GetState | GetRanges | IsFinished | IsJobInList
-            | IsMaxed | GetMetrics)
+            | IsMaxed | GetMetrics | GetJobs | Paginate | GetJob | GetJobLogs)
 
 #: Vector spelling of each getter op.
 GETTER_OPS: dict[str, type] = {
@@ -116,6 +182,18 @@ GETTER_OPS: dict[str, type] = {
     "isJobInList": IsJobInList,
     "isMaxed": IsMaxed,
     "getMetrics": GetMetrics,
+    "getJobs": GetJobs,
+    "paginate": Paginate,
+    "getJob": GetJob,
+    "getJobLogs": GetJobLogs,
+}
+#: The reads a client makes with plain commands, not a script, and why a scripts directory
+#: cannot be judged on them: they reach adapters and clients only.
+PLAIN_READS: dict[str, str] = {
+    "getJob": "a plain read (the client's HGETALL of the job's key, no script): judged on "
+              "adapters and clients",
+    "getJobLogs": "a plain read (the client's LRANGE and LLEN of <id>:logs, no script): "
+                  "judged on adapters and clients",
 }
 #: Vector spelling of the getter ops' fields, where it differs from the Python name.
-GETTER_FIELDS = {"return_value": "returnValue", "list_name": "list"}
+GETTER_FIELDS = {"return_value": "returnValue", "list_name": "list", "fetch_jobs": "fetchJobs"}

@@ -7,17 +7,24 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from reference_impl.getter_ops import (
+    GET_JOBS_MAX_ITERATIONS,
+    PAGINATE_COUNT,
     GetCounts,
     GetCountsPerPriority,
+    GetJob,
+    GetJobLogs,
+    GetJobs,
     GetMetrics,
     GetRanges,
     GetState,
     IsFinished,
     IsJobInList,
     IsMaxed,
+    Paginate,
 )
+from reference_impl.keys import QUEUE2_REF, QUEUE_REF
 from reference_impl.queue_core import LEGACY_MARKER, QueueCore
-from reference_impl.store import Hash, List, Score, ZSet, hash_text
+from reference_impl.store import Hash, List, Score, Set, ZSet, hash_text
 
 T = TypeVar("T")
 
@@ -182,3 +189,146 @@ def get_metrics(model: QueueCore, op: GetMetrics) -> list[Any]:
             for name in ("count", "prevTS", "prevCount")]
     points = _list(model, f"{suffix}:data")
     return [meta, redis_slice(points, op.start, op.end), len(points)]
+
+
+def _hash_reply(model: QueueCore, suffix: str) -> dict[str, str]:
+    """HGETALL as a script returns it: every field's text."""
+    return {name: hash_text(value) for name, value in model.store.hgetall(suffix).items()}
+
+
+def get_jobs(model: QueueCore, op: GetJobs) -> list[list[list[Any]]]:
+    """getJobs-1 (see `GetJobs`)."""
+    return [_jobs_of(model, state, op) for state in op.types]
+
+
+def _jobs_of(model: QueueCore, state: str, op: GetJobs) -> list[list[Any]]:
+    left = drop_legacy_marker(model, state)
+    is_list = state in LIST_STATES
+    # The script guards an ascending bounded read with the list's length (a window past the
+    # end answers nothing); LRANGE's own index rules give the same answer.
+    length = None
+    if op.asc and is_list and op.start >= 0 and op.end >= 0:
+        length = left if left is not None else len(_list(model, state))
+
+    def ids(start: int, end: int) -> list[str]:
+        if not is_list:
+            members = [member for member, _ in _zset(model, state)]
+            return redis_slice(members if op.asc else members[::-1], start, end)
+        if not op.asc:
+            return redis_slice(_list(model, state), start, end)
+        if length is not None and start >= length:
+            return []
+        window = _list_range(_list(model, state), start, end, asc=True)
+        return window[::-1]  # the script reverses it: the oldest job first
+
+    entries: list[list[Any]] = []
+
+    def take(job_id: str) -> None:
+        fields = _hash_reply(model, job_id)
+        if fields:
+            entries.append([job_id, fields])
+
+    if op.start < 0 or op.end < 0:
+        for job_id in ids(op.start, op.end):
+            take(job_id)
+        return entries
+    needed = op.end - op.start + 1
+    cursor = op.start
+    for _ in range(GET_JOBS_MAX_ITERATIONS):
+        if len(entries) >= needed:
+            break
+        window = ids(cursor, cursor + needed - 1)
+        if not window:
+            break
+        for job_id in window:
+            if len(entries) >= needed:
+                break
+            take(job_id)
+        cursor += len(window)
+    return entries
+
+
+def _scan_order(members: set[str]) -> list[str]:
+    """A small set's members in the order `canonical_page` puts a page of a set in: a set's
+    order is the server's (hash order, or insertion order in a listpack), so no vector may
+    depend on which members a partial page takes."""
+    return sorted(members)
+
+
+def canonical_page(result: list[Any]) -> list[Any]:
+    """A paginate result (`reference_impl.getter_ops.Paginate`) with a set's members, and the
+    jobs beside them, in text order: which order SSCAN gives is the server's (an intset's, a
+    listpack's, a hash table's), not the protocol's. A hash's pairs keep theirs: HSCAN of a
+    small hash is its fields' order on every server."""
+    if len(result) < 5:
+        return result
+    cursor, offset, items, total, jobs = result
+    if not items or isinstance(items[0], list):
+        return result
+    order = sorted(range(len(items)), key=lambda i: items[i])
+    return [cursor, offset, [items[i] for i in order], total,
+            [jobs[i] for i in order] if len(jobs) == len(items) else jobs]
+
+
+def _full_key_suffix(key: str) -> str | None:
+    """The suffix of a full key of the vector's own queue (`<q>:<suffix>`); None for a key
+    that is no queue's (HGETALL finds nothing there)."""
+    if key.startswith(f"{QUEUE2_REF}:"):
+        raise NotImplementedError("the model holds one queue's keys: a job of <q2> is unread")
+    head = f"{QUEUE_REF}:"
+    return key[len(head):] if key.startswith(head) else None
+
+
+def paginate(model: QueueCore, op: Paginate) -> list[Any]:
+    """paginate-1 (see `Paginate`). The key is small (at most `PAGINATE_COUNT` items), so one
+    scan returns it whole and answers cursor "0"."""
+    value = model.store.keys.get(op.key)
+    if value is None:
+        return [0, 0, [], 0]
+    if isinstance(value, Hash):
+        items: list[Any] = [[name, hash_text(text)] for name, text in value.fields.items()]
+        names = [name for name, _ in value.fields.items()]
+    elif isinstance(value, Set):
+        names = _scan_order(value.members)
+        items = list(names)
+    else:
+        raise NotImplementedError("paginate answers an error for a key that is no set or hash")
+    if len(items) > PAGINATE_COUNT:
+        raise NotImplementedError("a key scanned in several chunks comes back in server order")
+    total = len(items)
+    end = total if op.end == -1 else op.end
+    page_start, page_end = op.start, op.start + (end - op.start + 1)
+    offset, picked = op.offset, []
+    chunk_end = offset + total
+    if chunk_end < page_start:
+        offset = chunk_end
+    elif offset <= page_end:
+        for index in range(total):
+            if offset >= page_end:
+                break
+            if offset >= page_start:
+                picked.append(index)
+            offset += 1
+    if isinstance(value, Set) and 0 < len(picked) < total and total > 1:
+        raise NotImplementedError("which members a partial page of a set takes is the server's")
+    jobs = []
+    if op.fetch_jobs:
+        for index in picked:
+            suffix = _full_key_suffix(names[index])
+            jobs.append({} if suffix is None else _hash_reply(model, suffix))
+    return ["0", offset, [items[index] for index in picked], total, jobs]
+
+
+def get_job(model: QueueCore, op: GetJob) -> dict[str, str] | None:
+    """Queue.getJob's HGETALL (see `GetJob`)."""
+    return _hash_reply(model, op.job_id) or None
+
+
+def get_job_logs(model: QueueCore, op: GetJobLogs) -> dict[str, Any]:
+    """Queue.getJobLogs' LRANGE and LLEN (see `GetJobLogs`)."""
+    rows = _list(model, f"{op.job_id}:logs")
+    if op.asc:
+        logs = redis_slice(rows, op.start, op.end)
+    else:
+        logs = redis_slice(rows, -(op.end + 1), -(op.start + 1))[::-1]
+    return {"logs": logs, "count": len(rows)}

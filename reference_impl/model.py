@@ -27,12 +27,16 @@ from reference_impl import (
 from reference_impl.getter_ops import (
     GetCounts,
     GetCountsPerPriority,
+    GetJob,
+    GetJobLogs,
+    GetJobs,
     GetMetrics,
     GetRanges,
     GetState,
     IsFinished,
     IsJobInList,
     IsMaxed,
+    Paginate,
 )
 from reference_impl.maintenance_ops import (
     CleanJobsInSet,
@@ -142,6 +146,10 @@ WORKER_HANDLERS: dict[type, Callable[[QueueCore, Any], Result]] = {
     IsJobInList: getters.is_job_in_list,
     IsMaxed: getters.is_maxed,
     GetMetrics: getters.get_metrics,
+    GetJobs: getters.get_jobs,
+    Paginate: getters.paginate,
+    GetJob: getters.get_job,
+    GetJobLogs: getters.get_job_logs,
     Drain: maintenance.drain,
     CleanJobsInSet: maintenance.clean_jobs_in_set,
     Obliterate: maintenance.obliterate,

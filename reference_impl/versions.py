@@ -109,11 +109,14 @@ PRIORITY_COUNTS: Version = (5, 8, 0)
 METRICS_SCRIPT: Version = (5, 58, 9)
 #: getCounts' optional first argument: a cutoff for the delayed count.
 COUNTS_CUTOFF: Version = (6, 7, 0)
+#: getJobs-1: ids and their hashes in one script (before: getRanges, then a read per job).
+GET_JOBS_SCRIPT: Version = (5, 81, 1)
 
 #: Where a fact's earliest range may start: the earliest supported version, or the first
 #: release of the scripts it calls that was checked (`Case.since`).
 FLOORS: tuple[Version, ...] = (EARLIEST, PRIORITY_COUNTS, GLOBAL_CONCURRENCY,
-                               REPEATABLE_SCRIPTS, METRICS_SCRIPT, WORKER_SINCE, COUNTS_CUTOFF)
+                               REPEATABLE_SCRIPTS, METRICS_SCRIPT, WORKER_SINCE, COUNTS_CUTOFF,
+                               GET_JOBS_SCRIPT)
 
 #: Every state boundary, in order: the eras the generator runs the model at.
 STATE_BOUNDARIES: tuple[Version, ...] = (

@@ -96,12 +96,15 @@ def profile_skips(every_vector: list[Vector]) -> Callable[[str], set[str]]:
 
 @pytest.fixture(scope="session")
 def client_side_ids(every_vector: list[Vector]) -> set[str]:
-    """Ids a scripts directory skips: the vectors of an op the client computes without a
-    script (`scheduler_ops.CLIENT_SIDE`: cron parity's nextMillis)."""
+    """Ids a scripts directory skips: the vectors of an op the client computes or reads without
+    a script (`scheduler_ops.CLIENT_SIDE`: cron parity's nextMillis; `getter_ops.PLAIN_READS`:
+    a job and its logs read by id)."""
+    from reference_impl.getter_ops import PLAIN_READS
     from reference_impl.ops import op_name
     from reference_impl.scheduler_ops import CLIENT_SIDE
 
-    return {v.id for v in every_vector if any(op_name(op) in CLIENT_SIDE for op in v.when)}
+    no_script = {*CLIENT_SIDE, *PLAIN_READS}
+    return {v.id for v in every_vector if any(op_name(op) in no_script for op in v.when)}
 
 
 @pytest.fixture(scope="session")
@@ -109,21 +112,21 @@ def adapter_v1_skips(every_vector: list[Vector]) -> set[str]:
     """Ids an adapter that speaks adapter protocol version 1 is never sent: the vectors with a
     worker-half op or a field that version 2 added, a flow op or field of version 3, cron
     parity's nextMillis (version 4), a worker's pickUpIteration (version 5), a caller's
-    upsertJobScheduler (version 6), or a job scheduler script call as a vector gives it, a
-    getter or a maintenance call (no version has those)."""
+    upsertJobScheduler (version 6), a getter or a maintenance call (version 7), or a job
+    scheduler script call as a vector gives it (no version has those)."""
     from conformance.candidates.adapter.command import (
-        admin_part,
         scheduler_part,
         version_2_part,
         version_3_part,
         version_4_part,
         version_5_part,
         version_6_part,
+        version_7_part,
     )
     from reference_impl.ops import op_to_dict
 
     parts = (version_2_part, version_3_part, version_4_part, version_5_part, version_6_part,
-             scheduler_part, admin_part)
+             version_7_part, scheduler_part)
     return {v.id for v in every_vector
             if any(part(op_to_dict(op)) is not None for part in parts for op in v.when)}
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from conformance.candidates.adapter.command import ADMIN_OPS
+from conformance.candidates.adapter.command import VERSION_7_OPS
 from conformance.candidates.clients.bullmq_py import PythonClientCandidate
 from conformance.candidates.clients.package import commands_folder, frozen_seconds
 from conformance.core.errors import CandidateError, CandidateSkipped
@@ -66,7 +66,7 @@ SKIP_REASONS = {
     # Not a limit of the package: the scheduler script calls as vectors give them (their
     # arguments are a client's to compute) are driven through no client.
     **{op: "the suite does not drive" for op in QUEUE_CALLS},
-    **{op: "the suite does not drive" for op in ADMIN_OPS},
+    **{op: "the suite does not drive" for op in VERSION_7_OPS},
 }
 #: Ops it always skips (the others only for some of their arguments).
 ALWAYS_SKIPPED = (ChangeDelay, ReleaseLock, MoveJobFromActiveToWait, GetRateLimitTtl,

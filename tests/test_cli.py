@@ -222,6 +222,20 @@ def test_unknown_candidate_and_profile_are_usage_errors() -> None:
     assert proc.returncode == 2 and "carrier-pigeon" in proc.stderr
 
 
+@pytest.mark.parametrize(("args", "line"), [
+    (("run", "--examples", "-1"), "argument --examples: must be at least 0, got -1"),
+    (("properties", "--examples", "0"), "argument --examples: must be at least 1, got 0"),
+    (("properties", "--steps", "0"), "argument --steps: must be at least 1, got 0"),
+    (("properties", "--steps", "x"), "argument --steps: invalid integer value: 'x'"),
+])
+def test_counts_below_their_floor_are_one_line_usage_errors(args: tuple[str, ...],
+                                                             line: str) -> None:
+    # Before: `properties --examples -3` ended in Hypothesis's InvalidArgument traceback.
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"bullmq-conformance {args[0]}: error: {line} (see --help)"
+
+
 def test_vectors_check_and_regenerate(tmp_path: Path) -> None:
     assert cli("vectors", "check").returncode == 0
     out = tmp_path / "fresh"

@@ -125,7 +125,7 @@ def test_20_ms_each_way(server: ServerProcess, proxy: FaultProxy, tmp_path: Path
     proxy.latency = 0.020
     report = tmp_path / "r.json"
     started = time.monotonic()
-    run = run_on(proxy.url, report, "-k", f"{SOME_VECTORS} or {PROPERTIES}", "--examples", "10")
+    run = run_on(proxy.url, report, "-k", f"{SOME_VECTORS} or {PROPERTIES}", "--examples", "4")
     ended, seconds = finish_timed(run, report, started, timeout=240)
     assert ended.code == 0, describe(ended, seconds)
     assert_true_verdict(ended, properties=True, seconds=seconds)

@@ -54,7 +54,7 @@ def test_include_errors(tmp_path: Path, files: dict[str, str], message: str) -> 
 
 def test_every_reference_script_resolves_without_directives() -> None:
     scripts = sorted(LUA_DIR.glob("*-*.lua"))
-    assert len(scripts) == 51
+    assert len(scripts) == 53
     for script in scripts:
         text = resolve(script)
         assert "@include" not in text

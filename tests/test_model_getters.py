@@ -1,6 +1,7 @@
 """The getters' model (`reference_impl.getters`), against values worked out by hand from the
-6.x scripts (getCounts-1, getCountsPerPriority-2, getStateV2-8, getRanges-1, isFinished-3,
-isJobInList-1, isMaxed-2, getMetrics-2) and Redis's LRANGE and ZRANGE index rules."""
+6.x scripts (getCounts-1, getCountsPerPriority-2, getStateV2-8, getRanges-1, getJobs-1,
+paginate-1, isFinished-3, isJobInList-1, isMaxed-2, getMetrics-2) and Redis's LRANGE and
+ZRANGE index rules."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from reference_impl import versions
 from reference_impl.getter_ops import (
     GetCounts,
     GetCountsPerPriority,
+    GetJobs,
     GetMetrics,
     GetRanges,
     GetState,
     IsFinished,
     IsJobInList,
     IsMaxed,
+    Paginate,
 )
 from reference_impl.getters import redis_slice
 from reference_impl.model import QueueModel
@@ -136,3 +139,85 @@ def test_metrics() -> None:
     model.store.hset("metrics:failed", "prevTS", str(T))
     assert model.apply(GetMetrics("failed", 1, -1)) == [["9", str(T), None], ["0", "1"], 3]
     assert model.apply(GetMetrics("completed")) == [[None, None, None], [], 0]
+
+
+def _with_hashes(model: QueueModel, *ids: str) -> QueueModel:
+    for job in ids:
+        model.store.hset(job, "name", f"n{job}")
+    return model
+
+
+def test_get_jobs_skips_hashless_ids_and_reverses_an_ascending_list() -> None:
+    # wait as stored: e d c b a (e newest); hashes for e, c, a only.
+    model = _with_hashes(_model(wait=FIVE), "e", "c", "a")
+    # Unbounded, descending: LRANGE 0 -1, the hashless d and b skipped.
+    assert model.apply(GetJobs(("wait",))) == [
+        [["e", {"name": "ne"}], ["c", {"name": "nc"}], ["a", {"name": "na"}]]]
+    # Ascending 0..0 with LLEN 5: LRANGE -1 -1 is a, reversed: a. A 0..1 window is LRANGE
+    # -2 -1 (b a), reversed a b: b has no hash, so the next read is 2..3, LRANGE -4 -3 (d c),
+    # reversed c d: c fills the window.
+    assert model.apply(GetJobs(("wait",), 0, 1, asc=True)) == [
+        [["a", {"name": "na"}], ["c", {"name": "nc"}]]]
+
+
+def test_get_jobs_backfills_at_most_five_reads_and_never_a_negative_window() -> None:
+    model = QueueModel(protocol=versions.CURRENT)
+    for rank, job in enumerate(["m1", "m2", "m3", "m4", "m5", "k"]):
+        model.store.zadd("failed", T + rank, job)
+    _with_hashes(model, "k", "m5")
+    # 0..0 ascending: reads ranks 0, 1, 2, 3 (hashless), then 4 (m5, found): 5 reads.
+    assert model.apply(GetJobs(("failed",), 0, 0, asc=True)) == [[["m5", {"name": "nm5"}]]]
+    model.store.delete("m5")
+    # Now rank 4 is hashless too and k at rank 5 would take a sixth read: none found.
+    assert model.apply(GetJobs(("failed",), 0, 0, asc=True)) == [[]]
+    # -2..-1 ascending: ZRANGE -2 -1 is m5 and k, read once: k only.
+    assert model.apply(GetJobs(("failed",), -2, -1, asc=True)) == [[["k", {"name": "nk"}]]]
+
+
+def test_get_jobs_ascending_past_the_end_reads_nothing() -> None:
+    model = _with_hashes(_model(active=["b", "a"]), "a", "b")
+    # 2..3 ascending would be LRANGE -4 -3, which Redis clamps to 0 0 (b): the LLEN guard
+    # answers nothing instead.
+    assert model.apply(GetJobs(("active",), 2, 3, asc=True)) == [[]]
+
+
+def _processed(model: QueueModel, *children: str) -> None:
+    for child in children:
+        model.store.hset("p:processed", f"<q>:{child}", f"v{child}")
+
+
+def test_paginate_takes_the_items_whose_offset_is_in_the_page() -> None:
+    model = QueueModel(protocol=versions.CURRENT)
+    _processed(model, "a", "b", "c", "d")
+    # Page 1..2: offsets 1 and 2 (b, c); at d the offset 3 reaches start + size = 3: stop.
+    assert model.apply(Paginate("p:processed", 1, 2)) == [
+        "0", 3, [["<q>:b", "vb"], ["<q>:c", "vc"]], 4, []]
+    # End -1 is the count, 4: a page of 4 - 1 + 1 = 4 from 1, so b, c, d and offset 4.
+    assert model.apply(Paginate("p:processed", 1, -1)) == [
+        "0", 4, [["<q>:b", "vb"], ["<q>:c", "vc"], ["<q>:d", "vd"]], 4, []]
+    # Offset 3 from an earlier call: a is at offset 3, b at 4; page 4..4 is b, then c at 5
+    # stops the scan.
+    assert model.apply(Paginate("p:processed", 4, 4, offset=3)) == [
+        "0", 5, [["<q>:b", "vb"]], 4, []]
+    # A page after the chunk: 3 + 4 = 7 < 9, so the offset moves past the chunk.
+    assert model.apply(Paginate("p:processed", 9, 9, offset=3)) == ["0", 7, [], 4, []]
+
+
+def test_paginate_fetches_each_items_job_and_answers_a_missing_key() -> None:
+    model = QueueModel(protocol=versions.CURRENT)
+    model.store.sadd("p:dependencies", "<q>:b")
+    model.store.sadd("p:dependencies", "<q>:a")
+    _with_hashes(model, "a")
+    # A set's items in text order (the server's own order is not the protocol's); b has no
+    # hash: an empty one.
+    assert model.apply(Paginate("p:dependencies", fetch_jobs=True)) == [
+        "0", 2, ["<q>:a", "<q>:b"], 2, [{"name": "na"}, {}]]
+    assert model.apply(Paginate("p:gone")) == [0, 0, [], 0]
+
+
+def test_paginate_refuses_a_partial_page_of_a_set() -> None:
+    model = QueueModel(protocol=versions.CURRENT)
+    for child in ("a", "b", "c"):
+        model.store.sadd("p:dependencies", f"<q>:{child}")
+    with pytest.raises(NotImplementedError, match="server"):
+        model.apply(Paginate("p:dependencies", 0, 0))

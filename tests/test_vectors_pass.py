@@ -37,7 +37,7 @@ def test_reference_lua_passes_every_vector(all_vectors: list[Vector], redis_serv
     assert outcomes["failed"] == [] and outcomes["errored"] == []
     assert len(outcomes["passed"]) >= 140
     # Only the other profile's key-naming vectors, cluster vectors when untagged, and the
-    # client's own computations (cron parity).
+    # client's own computations and plain reads (cron parity, a job and its logs by id).
     ran = {v.id for v in all_vectors}
     assert {s.split(":")[0] for s in outcomes["skipped"]} == (profile_skips(profile)
                                                               | client_side_ids) & ran

@@ -1,5 +1,6 @@
 """The getters' part of the mutant catalog: a getter that counts, ranges or names a state
-wrong, or keeps a legacy marker.
+wrong, keeps a legacy marker, lists a job without its hash, or pages a parent's children
+wrong.
 
 Our `lua/` keeps the legacy marker's cleanup in the include `dropLegacyMarker` and the list
 scan of the scripts for Redis before 6.0.6 in `listHolds`; the official scripts (the pinned
@@ -61,6 +62,33 @@ GETTER_MUTANTS: tuple[Mutant, ...] = (
              'rcall("LLEN", KEYS[2]) > tonumber(concurrency)')],
            [("if activeCount >= tonumber(maxConcurrency) then",
              "if activeCount > tonumber(maxConcurrency) then")]),
+    mutant("jobs-hashless-listed", "getJobs lists an id without a job hash",
+           [("      if #fields > 0 then\n", "      if true then\n")],
+           [("  if #jobData > 0 then\n", "  if true then\n")]),
+    mutant("jobs-asc-not-reversed", "getJobs answers an ascending list window newest first",
+           [("  return oldestFirst\n", "  return window\n")],
+           [("      return reversed\n", "      return ids\n")]),
+    mutant("jobs-read-once", "getJobs reads a bounded window once, without backfilling "
+           "skipped ids",
+           [("reads < maxReads do", "reads < 1 do")],
+           [("iterations < max_iterations do", "iterations < 1 do")]),
+    mutant("jobs-sixth-read", "getJobs reads once more than the backfill bound",
+           [("reads < maxReads do", "reads <= maxReads do")],
+           [("iterations < max_iterations do", "iterations <= max_iterations do")]),
+    mutant("paginate-page-short", "paginate's page holds end - start items, one short",
+           [("local stop = pageStart + (pageEnd - pageStart + 1)\n",
+             "local stop = pageStart + (pageEnd - pageStart)\n")],
+           [("local pageSize = (endOffset - startOffset) + 1\n",
+             "local pageSize = (endOffset - startOffset)\n")]),
+    mutant("paginate-offset-from-zero", "paginate ignores the offset of an earlier call",
+           [("local offset = tonumber(ARGV[4])\n", "local offset = 0\n")],
+           [("pageSize, ARGV[3], tonumber(ARGV[4]),", "pageSize, ARGV[3], 0,")]),
+    mutant("paginate-job-by-value", "paginate reads a processed child's job at its value, not "
+           "its key",
+           [('          jobs[#jobs + 1] = rcall("HGETALL", chunk[i])\n',
+             '          jobs[#jobs + 1] = rcall("HGETALL", chunk[i + width - 1])\n')],
+           [('jobs[#jobs+1] = rcall("HGETALL", members[i])',
+             'jobs[#jobs+1] = rcall("HGETALL", members[i + step - 1])')]),
     mutant("metrics-fields-swapped", "getMetrics answers prevCount where prevTS belongs",
            [('"count", "prevTS", "prevCount")', '"count", "prevCount", "prevTS")')],
            [('"count", "prevTS", "prevCount")', '"count", "prevCount", "prevTS")')]),

@@ -49,6 +49,7 @@ from conformance.run.spec import profile_for, protocol_version
 from conformance.servers import ServerInfo, client_for, provision
 from conformance.vectors import Vector, iter_vectors, load_dir
 from reference_impl import versions
+from reference_impl.getter_ops import PLAIN_READS
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import OP_NAMES
 from reference_impl.scheduler_ops import CLIENT_SIDE
@@ -68,6 +69,7 @@ OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     "upsertJobScheduler": ("addJobScheduler",),
     "resume": ("pause",),
     **{name: () for name in CLIENT_SIDE},
+    **{name: () for name in PLAIN_READS},
 }
 _OP_NAME_OF = {cls: name for name, cls in OP_NAMES.items()}
 

@@ -29,6 +29,7 @@ from conformance.core.queues import QueueRef, one_off
 from conformance.run.spec import profile_for
 from conformance.state import snapshot
 from reference_impl import versions
+from reference_impl.getter_ops import GetCounts, GetJobLogs
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     Add,
@@ -121,12 +122,16 @@ def smoke_flows(queue: QueueRef) -> tuple[tuple[Op, type], ...]:
 _JSON_TYPES = {str: "string", list: "array", dict: "object", int: "integer",
                type(None): "null"}
 #: What an adapter of an older protocol version is not sent.
-_NOT_SENT = {1: "the worker half's, the flow ops, nextMillis, pickUpIteration and "
-                "upsertJobScheduler are skipped",
-             2: "the flow ops, nextMillis, pickUpIteration and upsertJobScheduler are skipped",
-             3: "nextMillis, pickUpIteration and upsertJobScheduler are skipped",
-             4: "pickUpIteration and upsertJobScheduler are skipped",
-             5: "upsertJobScheduler is skipped"}
+_NOT_SENT = {1: "the worker half's, the flow ops, nextMillis, pickUpIteration, "
+                "upsertJobScheduler, the getters and the maintenance calls are skipped",
+             2: "the flow ops, nextMillis, pickUpIteration, upsertJobScheduler, the getters and "
+                "the maintenance calls are skipped",
+             3: "nextMillis, pickUpIteration, upsertJobScheduler, the getters and the "
+                "maintenance calls are skipped",
+             4: "pickUpIteration, upsertJobScheduler, the getters and the maintenance calls "
+                "are skipped",
+             5: "upsertJobScheduler, the getters and the maintenance calls are skipped",
+             6: "the getters and the maintenance calls are skipped"}
 #: Sent to an adapter that speaks adapter protocol 4: cron parity (an hourly pattern at T).
 SMOKE_CRON: tuple[tuple[Op, type], ...] = ((NextMillis("0 * * * *", T), dict),)
 #: Sent to an adapter that speaks adapter protocol 5: a worker picks up an iteration of a
@@ -139,6 +144,10 @@ SMOKE_PICK_UP: tuple[tuple[Op, type], ...] = (
 #: (its first iteration, due now: {job, delay}).
 SMOKE_UPSERT: tuple[tuple[Op, type], ...] = ((UpsertJobScheduler("u", T + 10, {"every": 1000}),
                                              dict),)
+#: Sent to an adapter that speaks adapter protocol 7: two reads (the counts of two states, a
+#: job's logs) that any queue state answers.
+SMOKE_ADMIN: tuple[tuple[Op, type], ...] = ((GetCounts(("wait", "completed")), list),
+                                            (GetJobLogs("1"), dict))
 
 
 def _describe(reply: dict[str, Any]) -> str:
@@ -180,7 +189,8 @@ def main(args: argparse.Namespace) -> int:
                 return Exit.CANDIDATE
             sequence = SMOKE + (SMOKE_WORKER if speaks >= 2 else ()) + (
                 smoke_flows(queue) if speaks >= 3 else ()) + (SMOKE_CRON if speaks >= 4 else ()) + (
-                SMOKE_PICK_UP if speaks >= 5 else ()) + (SMOKE_UPSERT if speaks >= 6 else ())
+                SMOKE_PICK_UP if speaks >= 5 else ()) + (SMOKE_UPSERT if speaks >= 6 else ()) + (
+                SMOKE_ADMIN if speaks >= 7 else ())
             problems = _smoke(adapter, queue, timeout, sequence)
         finally:
             adapter.kill()

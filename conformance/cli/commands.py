@@ -186,8 +186,13 @@ COMMANDS = (
                        type=int, metavar="K"))),
     Command("properties", "random op sequences against a candidate and the model, shrunk to a "
             "vector on failure", "conformance.properties.check:main", (
-                o.CANDIDATE, o.EXAMPLES.but(help="op sequences to run", default=100),
-                o.SEED.but(shown_default="a random one"), o.REDIS, o.PROFILE)),
+                o.CANDIDATE, o.EXAMPLES.but(help="op sequences to run", default=100,
+                                            type=o.at_least(1)),
+                o.SEED.but(shown_default="a random one"),
+                Option(("--steps",), "ops in a sequence at most (fewer find a short defect and "
+                       "shrink it sooner)", default=o.PROPERTY_STEPS, type=o.at_least(1),
+                       metavar="N"),
+                o.REDIS, o.PROFILE)),
     Command("bench", "time the full vector set against the reference",
             "conformance.checks.bench:main", (
                 o.REDIS, Option(("--repeat",), "timed passes; the best is reported", default=3,

@@ -25,6 +25,8 @@ from reference_impl import versions
 ADAPTER_TIMEOUT_S = 10.0
 #: Random op sequences in the `properties` area of a run (about 2 s at ~15 examples/s).
 PROPERTY_EXAMPLES = 25
+#: The most ops in one `properties` sequence (Hypothesis's stateful step count).
+PROPERTY_STEPS = 30
 #: `--bmq-vectors` value that names the vectors shipped with the suite.
 BUNDLED = "bundled"
 #: The forms of a Redis spec.
@@ -207,10 +209,23 @@ ADAPTER_TIMEOUT = Option(
     ("--adapter-timeout",), "per-op timeout for command: adapters, and per script call of "
     "reference and scripts:DIR (a script still running then is killed), in seconds",
     default=ADAPTER_TIMEOUT_S, type=float, metavar="S", plugin="--bmq-adapter-timeout")
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `low` (below it, argparse's one-line usage
+    error, never a traceback from deeper down)."""
+    def parse(text: str) -> int:
+        value = int(text)  # a ValueError is argparse's "invalid integer value"
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
 EXAMPLES = Option(
     ("--examples",), "random op sequences in the `properties` area, checked against the model "
-    "after every op; 0 leaves the area out", default=PROPERTY_EXAMPLES, type=int, metavar="N",
-    plugin="--bmq-examples")
+    "after every op; 0 leaves the area out", default=PROPERTY_EXAMPLES, type=at_least(0),
+    metavar="N", plugin="--bmq-examples")
 SEED = Option(("--seed",), "seed of the `properties` area", type=int, metavar="N",
               shown_default="drawn; printed in the header", plugin="--bmq-seed")
 EXPECT = Option(

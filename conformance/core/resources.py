@@ -42,8 +42,8 @@ _SCHEMAS = {
     "report": ("schemas", "report.schema.json"),
     "adapter-protocol": ("schemas", "adapter-protocol.schema.json"),
 }
-NODE_ADAPTER_FILES = ("adapter.js", "worker-ops.js", "cron-ops.js", "package.json",
-                      "package-lock.json")
+NODE_ADAPTER_FILES = ("adapter.js", "worker-ops.js", "cron-ops.js", "admin-ops.js",
+                      "package.json", "package-lock.json")
 
 
 class PackageDataError(UsageError):
@@ -166,8 +166,8 @@ def example_adapter() -> Path:
 
 
 def node_adapter_source() -> Path:
-    """The bundled Node adapter directory (adapter.js, worker-ops.js, cron-ops.js, and their npm
-    manifest and lockfile)."""
+    """The bundled Node adapter directory (adapter.js, worker-ops.js, cron-ops.js, admin-ops.js,
+    and their npm manifest and lockfile)."""
     for name in NODE_ADAPTER_FILES:
         _file("node-bullmq", name)
     return _directory("node-bullmq")

@@ -349,8 +349,8 @@ def main(args: argparse.Namespace) -> int:
               f"{args.examples} examples, redis {info.kind} {info.engine} {info.version}")
         # The subcommand has no --protocol: it judges at the current protocol.
         result = check_candidate(candidate, info.url, args.profile, args.examples, args.seed,
-                                 cluster=info.cluster, private=info.private,
-                                 protocol=versions.CURRENT)
+                                 max_steps=args.steps, cluster=info.cluster,
+                                 private=info.private, protocol=versions.CURRENT)
     print(f"seed {result.seed} (rerun with --seed {result.seed})")
     print(f"{result.examples} examples in {result.seconds:.1f} s "
           f"({result.examples_per_second:.1f} examples/s)")

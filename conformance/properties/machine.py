@@ -33,6 +33,7 @@ from conformance.core.errors import (
     CandidateUnusable,
     InfrastructureError,
 )
+from conformance.core.options import PROPERTY_STEPS
 from conformance.core.queues import QueueNames, QueueRef
 from conformance.properties.flow_rules import FlowRules, flow_op
 from conformance.properties.getter_rules import GetterRules
@@ -65,8 +66,8 @@ from reference_impl.worker_ops import WORKER_OPS, result_form
 
 #: Where every generated clock starts (2023-11-14T22:13:20Z, as in the vectors).
 START = T
-#: Most ops per generated sequence.
-DEFAULT_STEPS = 30
+#: Most ops per generated sequence (the `properties --steps` default, defined with the options).
+DEFAULT_STEPS = PROPERTY_STEPS
 #: Faults of the server or the link met inside the state machine.
 TRANSIENT = (*REDIS_DOWN, KeysFlushed)
 

@@ -35,6 +35,7 @@ from conformance.vectors import Vector
 from reference_impl import versions
 from reference_impl.expected import QUEUE_PLACEHOLDER
 from reference_impl.form import kind_of, score_from_form, string_parts
+from reference_impl.getter_ops import PLAIN_READS
 from reference_impl.keys import QUEUE_REFS, KeyProfile
 from reference_impl.ops import op_name
 from reference_impl.scheduler_ops import CLIENT_SIDE
@@ -134,7 +135,8 @@ def skip_verdict(vector: Vector, candidate: Candidate, profile: KeyProfile,
     supported = candidate.capabilities.ops
     unsupported = sorted({op_name(op) for op in vector.when} - supported) if supported else []
     if unsupported:
-        reasons = sorted({CLIENT_SIDE[name] for name in unsupported if name in CLIENT_SIDE})
+        why = {**CLIENT_SIDE, **PLAIN_READS}
+        reasons = sorted({why[name] for name in unsupported if name in why})
         return Verdict.skipped(vector, Skip.unsupported(unsupported, "; ".join(reasons) or None))
     return None
 

@@ -1,5 +1,5 @@
 """getters: what a client reads (getCounts, getCountsPerPriority, getState and getStateV2,
-getRanges, isFinished, isJobInList, isMaxed, getMetrics), from seeded state.
+getRanges, getJobs, paginate, isFinished, isJobInList, isMaxed, getMetrics), from seeded state.
 
 The state is seeded rather than built by ops, so that each fact holds wherever its script
 is unchanged: getCounts, getRanges, getState, isFinished and isJobInList since 5.0.0 (their
@@ -16,14 +16,19 @@ from reference_impl.cases import Area, Case, Flag, S, T, job_hash, wait_list, zs
 from reference_impl.getter_ops import (
     GetCounts,
     GetCountsPerPriority,
+    GetJob,
+    GetJobLogs,
+    GetJobs,
     GetMetrics,
     GetRanges,
     GetState,
     IsFinished,
     IsJobInList,
     IsMaxed,
+    Paginate,
 )
 from reference_impl.getters import PRIORITY_BAND
+from reference_impl.keys import QUEUE_REF
 
 NOTES = {
     "counts": Flag(
@@ -77,6 +82,31 @@ NOTES = {
         "isMaxed answers 1 when meta concurrency is set and LLEN active reaches it, else nil "
         "(also without a concurrency).",
     ),
+    "jobs": Flag(
+        "key-layout",
+        "getJobs answers, per state name, [id, HGETALL of `<prefix><id>`] for the ids getRanges "
+        "would read, skipping an id without a hash; an ascending list read is reversed by the "
+        "script (the oldest job first), and a window past an ascending list's end is empty.",
+    ),
+    "jobs-backfill": Flag(
+        "boundary",
+        "For a window with start and end >= 0, getJobs reads on past skipped ids, a window's "
+        "worth at a time, until the window is full, the key ends, or 5 reads (the Node client's "
+        "bound, ARGV[4]); a negative start or end is read once, as is.",
+    ),
+    "paginate": Flag(
+        "flow",
+        "paginate (a parent's dependencies set or processed hash) answers [cursor, offset, "
+        "items, count, jobs]: the items whose running offset (from ARGV[4]) is in [start, start "
+        "+ end - start + 1), end -1 meaning the count; a hash's as [field, value]; with ARGV[6] "
+        "each item's hash (its full key); a missing key [0, 0, [], 0].",
+    ),
+    "plain-reads": Flag(
+        "key-layout",
+        "A client reads a job with HGETALL `<prefix><id>` (no hash: no job) and its logs from "
+        "`<id>:logs` (addLog RPUSHes them): ascending LRANGE start end, descending LRANGE "
+        "-(end+1) -(start+1) reversed, with the LLEN as the count. No script: adapters only.",
+    ),
     "metrics": Flag(
         "key-layout",
         "getMetrics answers [[count, prevTS, prevCount] of metrics:<type>, LRANGE start end of "
@@ -86,6 +116,9 @@ NOTES = {
 
 #: The first releases with a script or an argument the vectors call.
 COUNTS_PER_PRIORITY_SINCE = versions.PRIORITY_COUNTS
+GET_JOBS_SINCE = versions.GET_JOBS_SCRIPT
+#: The plain reads are checked on the Node client's adapter, at 6.0.0 and the newest release.
+PLAIN_SINCE = versions.WORKER_SINCE
 MAXED_SINCE = versions.GLOBAL_CONCURRENCY
 METRICS_SINCE = versions.METRICS_SCRIPT
 CUTOFF_SINCE = versions.COUNTS_CUTOFF
@@ -251,6 +284,116 @@ def _range_cases() -> list[Case]:
     ]
 
 
+def _hashes(*ids: str) -> dict[str, Any]:
+    """A job hash for each id: its name is its id, so a hash read for another id shows."""
+    return {job: job_hash({"name": f"n-{job}", "data": f'{{"id":"{job}"}}'}) for job in ids}
+
+
+def _jobs_cases() -> list[Case]:
+    ranked = {"completed": zset([(job, T + n) for n, job in enumerate(("a", "b", "c", "d",
+                                                                       "e"))]),
+              **_hashes("a", "b", "c", "d", "e")}
+    stored = {"wait": wait_list(*FIVE), **_hashes(*FIVE)}
+    gaps = {"wait": wait_list("e", "d", "c", "b", "a"), **_hashes("e", "c", "a")}
+    missing = [f"m{n}" for n in range(1, 6)]
+    bound = {"wait": wait_list(*missing, "j"), "completed": zset(
+        [(job, T + n) for n, job in enumerate([*missing[:4], "k"])]), **_hashes("j", "k")}
+    return [
+        Case("jobs-list-desc", "getJobs of wait 1..2 desc: d and c with their hashes, as "
+             "stored.", (GetJobs(("wait",), 1, 2),), ("jobs",), given=stored,
+             since=GET_JOBS_SINCE),
+        Case("jobs-list-asc-reversed", "getJobs of wait 1..2 asc reads LRANGE -3 -2 and "
+             "reverses it: b, then c.", (GetJobs(("wait",), 1, 2, asc=True),), ("jobs",),
+             given=stored, since=GET_JOBS_SINCE),
+        Case("jobs-set-both-orders", "A sorted set by rank: 1..2 asc is b, c; desc is d, c.",
+             (GetJobs(("completed",), 1, 2, asc=True), GetJobs(("completed",), 1, 2)),
+             ("jobs",), given=ranked, since=GET_JOBS_SINCE),
+        Case("jobs-skip-missing-hash", "Ids without a hash are skipped: wait e..a with hashes "
+             "for e, c, a answers those three.", (GetJobs(("wait",)),), ("jobs",), given=gaps,
+             since=GET_JOBS_SINCE),
+        Case("jobs-asc-past-the-end", "An ascending window past a list's end (LRANGE -10 -8 of "
+             "five) answers no jobs.", (GetJobs(("wait",), 7, 9, asc=True),), ("jobs",),
+             given=stored, since=GET_JOBS_SINCE),
+        Case("jobs-several-types", "One list per name in the order asked, a name repeated "
+             "answered twice, a missing key empty.",
+             (GetJobs(("completed", "active", "completed"), 0, 0),), ("jobs",), given=ranked,
+             since=GET_JOBS_SINCE),
+        Case("jobs-legacy-marker", "A 5.x marker at wait's tail is popped, and the jobs before "
+             "it listed.", (GetJobs(("wait",)),), ("jobs", "legacy-marker"),
+             given={"wait": wait_list("2", "1", LEGACY), **_hashes("1", "2")},
+             since=GET_JOBS_SINCE),
+        Case("jobs-backfill", "wait 0..1 desc with d and b hashless: reads on to e, c and "
+             "answers those two.", (GetJobs(("wait",), 0, 1),), ("jobs-backfill",),
+             given={"wait": wait_list("d", "e", "b", "c", "a"), **_hashes("e", "c", "a")},
+             since=GET_JOBS_SINCE),
+        Case("jobs-backfill-five-reads", "Window 0..0: a job after 5 hashless ids is not "
+             "reached (5 reads), after 4 it is.",
+             (GetJobs(("wait",), 0, 0), GetJobs(("completed",), 0, 0, asc=True)),
+             ("jobs-backfill",), given=bound, since=GET_JOBS_SINCE),
+        Case("jobs-negative-no-backfill", "A negative window is read once: completed -2..-1 "
+             "asc with d hashless answers e only.", (GetJobs(("completed",), -2, -1, asc=True),),
+             ("jobs-backfill",),
+             given={k: v for k, v in ranked.items() if k != "d"}, since=GET_JOBS_SINCE),
+    ]
+
+
+P = "p"  # the parent whose dependencies are paginated
+
+
+def _children(*ids: str) -> dict[str, Any]:
+    return {f"{P}:dependencies": {"set": sorted(f"{QUEUE_REF}:{c}" for c in ids)}}
+
+
+def _processed(*ids: str) -> dict[str, Any]:
+    return {f"{P}:processed": job_hash({f"{QUEUE_REF}:{c}": f'{{"v":"{c}"}}' for c in ids})}
+
+
+def _paginate_cases() -> list[Case]:
+    deps, done = f"{P}:dependencies", f"{P}:processed"
+    return [
+        Case("paginate-set-whole", "The whole dependencies set: cursor 0, offset 3, the three "
+             "child keys, count 3, no jobs.", (Paginate(deps),), ("paginate",),
+             given=_children("c1", "c2", "c3")),
+        Case("paginate-set-jobs", "With fetch jobs each child key's hash comes too; a child "
+             "without one gives an empty hash.", (Paginate(deps, fetch_jobs=True),),
+             ("paginate",), given={**_children("c1", "c2"), **_hashes("c1")}),
+        Case("paginate-hash-page", "processed 1..2: the second and third [key, value] pairs in "
+             "field order, offset 3, count 4.", (Paginate(done, 1, 2, fetch_jobs=True),),
+             ("paginate",), given=_processed("c1", "c2", "c3", "c4")),
+        Case("paginate-hash-to-end", "processed 1..-1 reads to the last pair: three of four, "
+             "offset 4.", (Paginate(done, 1, -1, fetch_jobs=True),), ("paginate",),
+             given=_processed("c1", "c2", "c3", "c4")),
+        Case("paginate-offset", "Offset 2 from an earlier call: the scan's items count from 2, "
+             "so 3..4 takes the 2nd and 3rd.", (Paginate(done, 3, 4, offset=2),), ("paginate",),
+             given=_processed("c1", "c2", "c3")),
+        Case("paginate-before-page", "A page past the items: none, offset the count.",
+             (Paginate(deps, 5, 6, fetch_jobs=True),), ("paginate",),
+             given=_children("c1", "c2")),
+        Case("paginate-hash-jobs", "processed with fetch jobs: each field (a child key) read "
+             "as a job hash.", (Paginate(done, fetch_jobs=True),), ("paginate",),
+             given={**_processed("c1", "c2"), **_hashes("c1", "c2")}),
+        Case("paginate-missing", "A missing key answers [0, 0, [], 0].",
+             (Paginate(deps, fetch_jobs=True),), ("paginate",)),
+    ]
+
+
+def _plain_cases() -> list[Case]:
+    logs = {"j": job_hash({"name": "x"}), "j:logs": wait_list("l0", "l1", "l2", "l3", "l4")}
+    return [
+        Case("job-by-id", "getJob answers the job's hash fields, and no job for an id without "
+             "a hash.", (GetJob("j"), GetJob("gone")), ("plain-reads",),
+             given={"j": job_hash({"name": "report", "data": '{"n":1}', "timestamp": str(T)})},
+             since=PLAIN_SINCE),
+        Case("job-logs-asc", "getJobLogs 1..2 ascending is LRANGE 1 2: l1, l2, and the count 5.",
+             (GetJobLogs("j", 1, 2),), ("plain-reads",), given=logs, since=PLAIN_SINCE),
+        Case("job-logs-desc", "getJobLogs 0..1 descending is LRANGE -2 -1 reversed: l4, l3; "
+             "count 5.", (GetJobLogs("j", 0, 1, asc=False),), ("plain-reads",), given=logs,
+             since=PLAIN_SINCE),
+        Case("job-logs-none", "A job without logs: no rows and count 0.", (GetJobLogs("j"),),
+             ("plain-reads",), given={"j": job_hash({"name": "x"})}, since=PLAIN_SINCE),
+    ]
+
+
 def _finished(state: str, field: str, value: str) -> dict[str, Any]:
     return {state: zset([("j", T)]), "j": job_hash({"name": "x", field: value})}
 
@@ -310,10 +453,12 @@ def _other_cases() -> list[Case]:
 AREA = Area(
     "getters",
     "What a client reads: counts per state and per priority, a job's state, ids by state, "
-    "whether a job finished, the concurrency, metrics.",
+    "jobs by state with their hashes, a page of a parent's children, whether a job "
+    "finished, the concurrency, metrics, and a job and its logs as a client reads them.",
     NOTES,
     tuple([*_count_cases(), *_priority_cases(), *_state_cases(), *_range_cases(),
-           *_finished_cases(), *_other_cases()]),
+           *_jobs_cases(), *_paginate_cases(), *_plain_cases(), *_finished_cases(),
+           *_other_cases()]),
     rule=(
         "Each getter reads the keys its state names give (`<prefix><name>`), in the order "
         "asked; lists by LLEN or LRANGE, sorted sets by ZCARD, ZCOUNT or rank. They write "

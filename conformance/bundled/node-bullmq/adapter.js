@@ -5,9 +5,10 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, strictly in
 // order. Everything else (logs, library warnings) goes to stderr.
 //
-// Adapter protocol version 6 (the start reply says so): the queue half's ops below, the flow ops,
+// Adapter protocol version 7 (the start reply says so): the queue half's ops below, the flow ops,
 // the worker half's in worker-ops.js, cron parity's nextMillis, a worker's pickUpIteration and
-// a caller's upsertJobScheduler in cron-ops.js. Every op is driven through the package's own client code:
+// a caller's upsertJobScheduler in cron-ops.js, the getters and maintenance calls in
+// admin-ops.js. Every op is driven through the package's own client code:
 //   add            Queue.add(name, data, {...opts, timestamp, jobId}); the stored short names in
 //                  opts are passed as the client's options: de as `deduplication`, and a child's
 //                  fpof, cpof, idof, rdof as failParentOnFailure, continueParentOnFailure,
@@ -105,9 +106,10 @@ const { Queue, Worker, Job, FlowProducer } = require('bullmq');
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 
 const realDateNow = Date.now;
-/** The adapter protocol version this adapter speaks: 6, with the worker half's ops, flows,
- * cron parity, a worker's side of a job scheduler and a caller's upsert. */
-const PROTOCOL = 6;
+/** The adapter protocol version this adapter speaks: 7, with the worker half's ops, flows,
+ * cron parity, a worker's side of a job scheduler, a caller's upsert, and the getters and
+ * maintenance calls. */
+const PROTOCOL = 7;
 
 const state = {
   connection: null, // shared ioredis client
@@ -277,7 +279,8 @@ async function watchScript(backend, script, fn, rewrite) {
   backend.execCommand = async function (client, name, args) {
     const result = await original.call(this, client, name, args);
     if (name !== script) return result;
-    replies.push(result);
+    // A copy: the client may change the reply in place (getRanges reverses a list).
+    replies.push(structuredClone(result));
     return rewrite ? rewrite(result, replies.length) : result;
   };
   try {
@@ -555,6 +558,8 @@ const WORKER_OPS = require('./worker-ops')({
 
 const CRON_OPS = require('./cron-ops')({ withClock, getWorker, watchScript });
 
+const ADMIN_OPS = require('./admin-ops')({ Skip, BULLMQ_VERSION, withClock, withoutClock, watchScript });
+
 async function runOp(req) {
   if (!state.connection) throw new Error('op before start');
   const op = req.op || {};
@@ -590,6 +595,9 @@ async function runOp(req) {
     default:
       if (Object.prototype.hasOwnProperty.call(WORKER_OPS, op.op)) {
         return WORKER_OPS[op.op](req.queue, queue, op);
+      }
+      if (Object.prototype.hasOwnProperty.call(ADMIN_OPS, op.op)) {
+        return ADMIN_OPS[op.op](queue, op);
       }
       throw new Error(`unknown op ${JSON.stringify(op.op)}`);
   }

@@ -1,7 +1,8 @@
 """`command:CMD`: an implementation in any language, behind the JSON-lines adapter protocol.
 
-The protocol (version 5: version 2's worker half, version 3's flow ops, version 4's cron
-parity nextMillis, and a worker's pickUpIteration; an adapter that speaks an older version still
+The protocol (version 7: version 2's worker half, version 3's flow ops, version 4's cron
+parity nextMillis, version 5's pickUpIteration, version 6's upsertJobScheduler, version 7's
+getters and maintenance calls; an adapter that speaks an older version still
 runs, and the vectors with newer ops are skipped) is specified by the bundled
 `schemas/adapter-protocol.schema.json` and described in `docs/ADAPTERS.md`. Every reply is
 validated against the schema. An adapter that exits, hangs past the per-op timeout, or writes
@@ -47,7 +48,8 @@ from conformance.core.errors import (
 from conformance.core.options import ADAPTER_TIMEOUT_S
 from conformance.core.queues import QueueRef
 from reference_impl import versions
-from reference_impl.getter_ops import GETTER_OPS
+from reference_impl.getter_ops import GETTER_OPS, Paginate
+from reference_impl.getters import canonical_page
 from reference_impl.keys import KeyProfile
 from reference_impl.maintenance_ops import MAINTENANCE_OPS
 from reference_impl.ops import WORKER_OP_NAMES, Op, Result, op_to_dict
@@ -56,7 +58,7 @@ from reference_impl.scheduler_ops import CLIENT_SIDE, QUEUE_CALLS
 from reference_impl.worker_ops import FLOW_JOB_OPS
 
 #: The adapter protocol version the suite speaks; an adapter's start reply names its own.
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 #: What an adapter speaks when its start reply does not say: version 1, without the worker
 #: half's ops.
 DEFAULT_ADAPTER_PROTOCOL = 1
@@ -139,14 +141,16 @@ def scheduler_part(step: dict[str, Any]) -> str | None:
     return name if name in QUEUE_CALLS else None
 
 
-#: The queue's getters and maintenance calls: no adapter protocol version has them yet.
-ADMIN_OPS = frozenset({*GETTER_OPS, *MAINTENANCE_OPS})
+#: The ops only adapter protocol version 7 has: the queue's getters (with the plain reads of a
+#: job and its logs) and its maintenance calls.
+VERSION_7_OPS = frozenset({*GETTER_OPS, *MAINTENANCE_OPS})
 
 
-def admin_part(step: dict[str, Any]) -> str | None:
-    """A getter or a maintenance call (`ADMIN_OPS`), which no adapter is sent yet, or None."""
+def version_7_part(step: dict[str, Any]) -> str | None:
+    """What in an op request needs adapter protocol version 7 (a getter or a maintenance
+    call), or None."""
     name: str = step["op"]
-    return name if name in ADMIN_OPS else None
+    return name if name in VERSION_7_OPS else None
 
 
 def reply_problem(reply: Any) -> str | None:
@@ -436,12 +440,8 @@ class CommandCandidate:
             raise CandidateSkipped(
                 f"no adapter protocol version has {step['op']}: the 5.x repeatable job calls "
                 "(gone at 6.0.0) are judged on scripts directories only")
-        if (unsent := admin_part(step)) is not None:
-            raise CandidateSkipped(
-                f"no adapter protocol version has {unsent} yet: the getters and the "
-                "maintenance calls are judged on scripts directories")
         for version, part in ((2, version_2_part), (3, version_3_part), (4, version_4_part),
-                              (5, version_5_part), (6, version_6_part)):
+                              (5, version_5_part), (6, version_6_part), (7, version_7_part)):
             if self.speaks < version and (newer := part(step)) is not None:
                 raise CandidateSkipped(
                     f"the adapter speaks adapter protocol {self.speaks}, which has no {newer}; "
@@ -452,6 +452,8 @@ class CommandCandidate:
             self.timeout)
         if "result" in reply:
             result: Result = reply["result"]
+            if isinstance(op, Paginate) and isinstance(result, list):
+                return canonical_page(result)  # a set's members in no order of the protocol
             return result
         if reply.get("skipped"):
             raise CandidateSkipped(reply["reason"])

@@ -9,6 +9,7 @@ the calls the suite makes.
 
 from __future__ import annotations
 
+from reference_impl.getter_ops import PLAIN_READS
 from reference_impl.ops import OP_NAMES
 from reference_impl.scheduler_ops import CLIENT_SIDE
 
@@ -93,6 +94,12 @@ ARGV: dict[str, tuple[str, ...]] = {
     "getStateV2": ("job id",),
     "getRanges": ("start", "end", "\"1\" ascending, \"0\" descending",
                   "state names, read in order" + REPEATED),
+    "getJobs": ("start", "end", "\"1\" ascending, \"0\" descending",
+                "the most reads per state (backfill bound; the Node client's 5)",
+                "state names, read in order" + REPEATED),
+    "paginate": ("page start", "page end (-1: to the last item)", "SSCAN/HSCAN cursor",
+                 "offset: the items scanned before", "the most scans", "present (the Node "
+                 "client's 1) to fetch each item's job hash" + OPTIONAL),
     "isFinished": ("job id", "\"1\" to answer the returnvalue or failedReason too, else \"\""),
     "isJobInList": ("job id",),
     "isMaxed": (),
@@ -117,10 +124,11 @@ ARGV: dict[str, tuple[str, ...]] = {
 ARGV["addDelayedJob"] = ARGV["addPrioritizedJob"] = ARGV["addParentJob"] = ARGV["addStandardJob"]
 
 #: The scripts a vector op may call: an add is routed like the Node client (delay > 0, else a
-#: priority, else standard); resume runs the pause script.
+#: priority, else standard); resume runs the pause script; the plain reads run none.
 OP_SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: (name,) for name in OP_NAMES},
     **{name: () for name in CLIENT_SIDE},
+    **{name: () for name in PLAIN_READS},
     "add": ("addStandardJob", "addDelayedJob", "addPrioritizedJob"),
     "pickUpIteration": ("updateJobScheduler",),
     "getState": ("getStateV2", "getState"),

@@ -62,6 +62,7 @@ from conformance.core.errors import CandidateError, UsageError
 from conformance.core.options import ADAPTER_TIMEOUT_S
 from conformance.core.queues import QueueRef
 from reference_impl import flows, scheduler_upsert, scores, versions, worker_iteration
+from reference_impl.getter_ops import PLAIN_READS
 from reference_impl.keys import KeyProfile
 from reference_impl.ops import (
     OP_NAMES,
@@ -612,7 +613,8 @@ def client_score(job_id: str, fire: int) -> str:
     return str(score) if abs(score) <= scores.EXACT_LIMIT else repr(float(score))
 
 
-_CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES) - frozenset(CLIENT_SIDE),
+_CAPABILITIES = Capabilities(cluster=True, ops=frozenset(OP_NAMES) - frozenset(CLIENT_SIDE)
+                             - frozenset(PLAIN_READS),
                              conventions=(versions.BAND_BUMP, versions.REPEAT_KEY_HASH,
                                           versions.CHANGE_PRIORITY_BASE))
 #: The queue half's ops, each one script call planned by its method.

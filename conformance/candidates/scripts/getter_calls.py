@@ -1,10 +1,11 @@
 """The queue getters' script calls for `scripts:DIR`: KEYS layouts and ARGV as npm bullmq
 6.7.0's client sends them (its redis-queue-backend: getCounts, getCountsPerPriority, getState,
-getRanges, isFinished, isJobInList, isMaxed, getMetrics), and their replies as the ops'
-results (`reference_impl.getter_ops`).
+getRanges, getJobs, paginate, isFinished, isJobInList, isMaxed, getMetrics), and their replies
+as the ops' results (`reference_impl.getter_ops`).
 
-The empty suffix is the queue's own prefix (`bull:<queue>:`), which getCounts and getRanges
-take as KEYS[1] and extend with each state name. `{list}` and `{type}` are filled per call.
+The empty suffix is the queue's own prefix (`bull:<queue>:`), which getCounts, getRanges and
+getJobs take as KEYS[1] and extend with each state name. `{list}`, `{type}` and `{key}` are
+filled per call.
 """
 
 from __future__ import annotations
@@ -14,15 +15,20 @@ from typing import Any
 
 from conformance.candidates.scripts.worker_calls import Caller
 from reference_impl.getter_ops import (
+    GET_JOBS_MAX_ITERATIONS,
+    PAGINATE_MAX_ITERATIONS,
     GetCounts,
     GetCountsPerPriority,
+    GetJobs,
     GetMetrics,
     GetRanges,
     GetState,
     IsFinished,
     IsJobInList,
     IsMaxed,
+    Paginate,
 )
+from reference_impl.getters import canonical_page
 from reference_impl.ops import Result
 
 _STATE_KEYS = ("completed", "failed", "delayed", "active", "wait", "paused",
@@ -35,6 +41,8 @@ GETTER_KEYS: dict[str, tuple[str, ...]] = {
     "getState": _STATE_KEYS,
     "getStateV2": _STATE_KEYS,
     "getRanges": ("",),
+    "getJobs": ("",),
+    "paginate": ("{key}",),
     "isFinished": ("completed", "failed", "{job}"),
     "isJobInList": ("{list}",),
     "isMaxed": ("meta", "active"),
@@ -59,6 +67,19 @@ def _ranges(call: Caller, base: str, op: GetRanges) -> Any:
     return call("getRanges", [op.start, op.end, "1" if op.asc else "0", *op.types], {})
 
 
+def _jobs(call: Caller, base: str, op: GetJobs) -> Any:
+    return call("getJobs", [op.start, op.end, "1" if op.asc else "0", GET_JOBS_MAX_ITERATIONS,
+                            *op.types], {})
+
+
+def _paginate(call: Caller, base: str, op: Paginate) -> Any:
+    # The client's first call of a page: cursor "0"; it passes 1 to fetch jobs, else nothing
+    # (the script fetches whenever ARGV[6] is there).
+    fetch = [1] if op.fetch_jobs else []
+    return call("paginate", [op.start, op.end, "0", op.offset, PAGINATE_MAX_ITERATIONS, *fetch],
+                {"key": op.key})
+
+
 def _finished(call: Caller, base: str, op: IsFinished) -> Any:
     return call("isFinished", [op.job_id, "1" if op.return_value else ""], {"job": op.job_id})
 
@@ -80,6 +101,8 @@ CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
     GetCountsPerPriority: _per_priority,
     GetState: _state,
     GetRanges: _ranges,
+    GetJobs: _jobs,
+    Paginate: _paginate,
     IsFinished: _finished,
     IsJobInList: _in_list,
     IsMaxed: _maxed,
@@ -87,7 +110,24 @@ CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
 }
 
 
+def _fields(flat: list[Any]) -> dict[str, Any]:
+    """HGETALL's flat reply as a mapping (a hash's fields have no order to compare)."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _page(reply: list[Any]) -> list[Any]:
+    """paginate's reply with each job as a mapping, a set's members in text order."""
+    if len(reply) < 5:
+        return reply
+    cursor, offset, items, total, jobs = reply
+    return canonical_page([cursor, offset, items, total, [_fields(job) for job in jobs]])
+
+
 def normalized(op: Any, reply: Any) -> Result:
-    """A getter's decoded reply is its result as it came: counts, names, id lists and codes
-    need no reshaping, and nil stays None."""
+    """A getter's decoded reply as its result: counts, names, id lists and codes as they came
+    (nil as None); getJobs' and paginate's hashes as mappings."""
+    if isinstance(op, GetJobs):
+        return [[[job_id, _fields(flat)] for job_id, flat in entries] for entries in reply]
+    if isinstance(op, Paginate):
+        return _page(reply)
     return reply  # type: ignore[no-any-return]
