@@ -259,12 +259,12 @@ def canonical_page(result: list[Any]) -> list[Any]:
     """A paginate result (`reference_impl.getter_ops.Paginate`) with a set's members, and the
     jobs beside them, in text order: which order SSCAN gives is the server's (an intset's, a
     listpack's, a hash table's), not the protocol's. A hash's pairs keep theirs: HSCAN of a
-    small hash is its fields' order on every server."""
-    if len(result) < 5:
+    small hash is its fields' order on every server. Anything else is left as it is."""
+    if len(result) != 5:
         return result
     cursor, offset, items, total, jobs = result
-    if not items or isinstance(items[0], list):
-        return result
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        return result  # a hash's pairs, or another shape (shown as it came)
     order = sorted(range(len(items)), key=lambda i: items[i])
     return [cursor, offset, [items[i] for i in order], total,
             [jobs[i] for i in order] if len(jobs) == len(items) else jobs]

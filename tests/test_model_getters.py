@@ -20,7 +20,7 @@ from reference_impl.getter_ops import (
     IsMaxed,
     Paginate,
 )
-from reference_impl.getters import redis_slice
+from reference_impl.getters import canonical_page, redis_slice
 from reference_impl.model import QueueModel
 from reference_impl.store import JsonText
 
@@ -221,3 +221,14 @@ def test_paginate_refuses_a_partial_page_of_a_set() -> None:
         model.store.sadd("p:dependencies", f"<q>:{child}")
     with pytest.raises(NotImplementedError, match="server"):
         model.apply(Paginate("p:dependencies", 0, 0))
+
+
+def test_a_page_of_another_shape_is_left_as_it_came() -> None:
+    # A set's page is put in text order, its jobs beside it; a hash's pairs keep their order.
+    assert canonical_page(["0", 2, ["b", "a"], 2, [{"n": "b"}, {}]]) == \
+        ["0", 2, ["a", "b"], 2, [{}, {"n": "b"}]]
+    assert canonical_page(["0", 2, [["b", "1"], ["a", "2"]], 2, []]) == \
+        ["0", 2, [["b", "1"], ["a", "2"]], 2, []]
+    # A broken candidate's reply: mixed items, an extra element, a missing key's four.
+    for odd in (["0", 2, [1, "a"], 2, []], ["0", 1, ["a"], 1, [], "x"], [0, 0, [], 0]):
+        assert canonical_page(odd) == odd

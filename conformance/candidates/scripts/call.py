@@ -54,6 +54,13 @@ def as_result(reply: Any) -> Result:
     return cast(Result, decoded(reply))
 
 
+def hash_fields(flat: list[Any]) -> dict[Any, Any]:
+    """HGETALL's flat reply (`[field, value, ...]`) as a mapping. Raises ValueError for an odd
+    list and TypeError for a field that cannot be a key: the caller shows such a reply as it
+    came."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
 def fetched_or_raw(reply: Any) -> Result:
     """moveToActive's `[hash, id or 0, ttl, next]` normalized, or any other reply as it is."""
     if isinstance(reply, list) and len(reply) == 4:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conformance.candidates.scripts.call import hash_fields
 from conformance.candidates.scripts.worker_calls import Caller
 from reference_impl.getter_ops import (
     GET_JOBS_MAX_ITERATIONS,
@@ -110,24 +111,24 @@ CALLS: dict[type, Callable[[Caller, str, Any], Any]] = {
 }
 
 
-def _fields(flat: list[Any]) -> dict[str, Any]:
-    """HGETALL's flat reply as a mapping (a hash's fields have no order to compare)."""
-    return dict(zip(flat[::2], flat[1::2], strict=True))
-
-
 def _page(reply: list[Any]) -> list[Any]:
     """paginate's reply with each job as a mapping, a set's members in text order."""
     if len(reply) < 5:
         return reply
     cursor, offset, items, total, jobs = reply
-    return canonical_page([cursor, offset, items, total, [_fields(job) for job in jobs]])
+    return canonical_page([cursor, offset, items, total, [hash_fields(job) for job in jobs]])
 
 
 def normalized(op: Any, reply: Any) -> Result:
     """A getter's decoded reply as its result: counts, names, id lists and codes as they came
-    (nil as None); getJobs' and paginate's hashes as mappings."""
-    if isinstance(op, GetJobs):
-        return [[[job_id, _fields(flat)] for job_id, flat in entries] for entries in reply]
-    if isinstance(op, Paginate):
-        return _page(reply)
+    (nil as None); getJobs' and paginate's hashes as mappings. A reply of another shape (a
+    broken script's) is shown as it came."""
+    try:
+        if isinstance(op, GetJobs):
+            return [[[job_id, hash_fields(flat)] for job_id, flat in entries]
+                    for entries in reply]
+        if isinstance(op, Paginate):
+            return _page(reply)
+    except (TypeError, ValueError):
+        pass  # not the script's shape: an odd field list, a scalar, nil
     return reply  # type: ignore[no-any-return]

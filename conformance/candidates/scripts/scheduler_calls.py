@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conformance.candidates.scripts.call import hash_fields
 from conformance.candidates.scripts.worker_calls import Caller, pack
 from reference_impl.job_updates import client_json
 from reference_impl.ops import Result
@@ -87,8 +88,7 @@ def normalized(op: Any, reply: Any) -> Result:
         if len(reply) == 2 and isinstance(reply[0], list):
             flat = [str(item) for item in reply[0]]
             try:
-                return {"fields": dict(zip(flat[::2], flat[1::2], strict=True)),
-                        "next": int(reply[1])}
+                return {"fields": hash_fields(flat), "next": int(reply[1])}
             except (TypeError, ValueError):
                 pass  # an odd field list or a fractional score: shown as it came
     return reply  # type: ignore[no-any-return]
