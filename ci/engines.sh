@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full vector set on every engine CI has: Redis 7.0 from Debian, Valkey 8, a 3-master
-# Redis Cluster (hash-tagged profiles; the untagged one must be refused in words), and
-# parallel workers. Reports go to reports/.
+# Redis Cluster (hash-tagged profiles; the untagged one must be refused in words). Reports go
+# to reports/. (`-n auto` against a serial run is the test command's: tests/test_parallel.py.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p reports
@@ -29,13 +29,3 @@ code=$?
 set -e
 echo "$message"
 [ "$code" -eq 2 ] && grep -q "not cluster-safe" <<<"$message" && grep -q "CROSSSLOT" <<<"$message"
-
-run -n auto --redis local --seed 1 --examples 50 --report-json reports/parallel.json
-run --redis local --seed 1 --examples 50 --report-json reports/serial.json
-python - <<'PY'
-import json
-def verdicts(path):
-    return sorted((r["id"], r["outcome"]) for r in json.load(open(path))["results"])
-assert verdicts("reports/parallel.json") == verdicts("reports/serial.json")
-print("-n auto and serial: identical verdicts")
-PY

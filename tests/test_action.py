@@ -155,15 +155,23 @@ def test_gate_passes_the_reference_and_writes_every_report(tmp_path: Path,
 def test_gate_fails_a_failing_port_and_honours_expectations(tmp_path: Path,
                                                              redis_url: str) -> None:
     adapter = f"command:{sys.executable} {TEXTBOOK / 'adapter.py'}"
-    failing, reports, _ = gate(tmp_path / "plain", redis=redis_url, candidate=adapter)
+    # A few vectors: the textbook's full run, with its expectations file, is
+    # tests/test_textbook.py's; here it is the gate's exit codes and reports.
+    subset = "-k band-bump --examples 0"
+    failing, reports, _ = gate(tmp_path / "plain", redis=redis_url, candidate=adapter,
+                               extra_args=subset)
     assert failing.returncode == 1, failing.stdout[-2000:] + failing.stderr
-    assert json.loads((reports / "report.json").read_text())["totals"]["failed"] > 100
+    failed = {r["id"] for r in json.loads((reports / "report.json").read_text())["results"]
+              if r["outcome"] == "failed"}
+    assert failed and all(name.startswith("band-bump/") for name in failed), failed
     assert (reports / "report.html").is_file()  # written for a failing run too
     shutil.rmtree(reports)
     gated, reports, _ = gate(tmp_path / "expected", redis=redis_url, candidate=adapter,
-                             expect=str(TEXTBOOK / "expectations.yaml"))
+                             expect=str(TEXTBOOK / "expectations.yaml"), extra_args=subset)
     assert gated.returncode == 0, gated.stdout[-2000:] + gated.stderr
-    assert json.loads((reports / "report.json").read_text())["totals"]["xfailed"] > 100
+    xfailed = {r["id"] for r in json.loads((reports / "report.json").read_text())["results"]
+               if r["outcome"] == "xfailed"}
+    assert xfailed == failed  # the same failures, each one expected
 
 
 def test_gate_takes_extra_args_and_the_adapter_timeout(tmp_path: Path, redis_url: str) -> None:
@@ -218,15 +226,22 @@ def test_action_installs_a_wheel_runs_the_gate_and_uploads_reports(tmp_path: Pat
     assert passing.outputs["report-json"].endswith("/reports/report.json")
 
     adapter = "command:python adapter.py"  # the job's Python, from the working directory
+    # A few vectors are enough for a failing gate (the full textbook run is the gate tests').
     failing = run_action(ACTION_DIR, {"redis": redis_url, "candidate": adapter,
-                                      "working-directory": "port", "artifact-name": "textbook"},
+                                      "working-directory": "port", "artifact-name": "textbook",
+                                      "extra-args": "-k band-bump --examples 0"},
                          workspace=workspace, runner_temp=tmp_path / "job2",
                          base_python=sys.executable)
     assert not failing.ok
     ran = {s.name: s for s in failing.steps}
     assert not ran["Run the conformance vectors"].ok and ran["Upload the reports"].ran
     report = json.loads((failing.artifacts["textbook"] / "report.json").read_text())
-    assert report["totals"]["failed"] > 100
+    failed = [r["id"] for r in report["results"] if r["outcome"] == "failed"]
+    assert failed and all(name.startswith("band-bump/") for name in failed), failed
+    # From the wheel, JUnit ids name the vector file as in the checkout, not a path into
+    # site-packages.
+    junit = (failing.artifacts["textbook"] / "junit.xml").read_text(encoding="utf-8")
+    assert 'classname="vectors.band-bump.yaml" name="band-bump/2-same-ms"' in junit
 
     gated = run_action(ACTION_DIR, {"redis": redis_url, "candidate": "command:python bin/a.py",
                                     "working-directory": "port",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,10 @@ def test_bench_prints_the_failing_candidate_line(
                 figures.Crowded("default run", foreign, 2.0, None, timeout)]
 
     monkeypatch.setattr(figures, "crowded_runs", crowded_runs)
+    # The clients' runs are faked too (timed for real they are four full runs, and a cold
+    # cargo build where the Rust adapter is not built yet): test_sdk_seconds_* time them.
+    monkeypatch.setattr(bench, "_sdk_seconds",
+                        lambda redis_spec, repeat: {"bullmq-node": 3.0, "bullmq-rust": 3.6})
     assert cli.main(["bench", "--redis", redis_url, "--repeat", "1", "--foreign-keys", "5000",
                      "--foreign-timeout", "30"]) == 0
     assert crowded_specs == ["local"]  # beside a url: server, servers of our own are local ones
@@ -112,6 +117,10 @@ def test_bench_prints_the_failing_candidate_line(
     assert out[scaled + 1].startswith("    scaled to that machine (an estimate): full default "
                                       "run ")
     assert "mutants reference " in out[scaled + 1] and "mutants official" not in out[scaled + 1]
+    clients = out.index("  official clients, run --examples 0 (new processes, built and warm):")
+    assert out[clients + 1:clients + 3] == [
+        "    bullmq-node :   3.00 s",
+        "    bullmq-rust :   3.60 s, 1.20x bullmq-node (target <= 1.5)"]
     # A step line as each long step starts, on stderr: the figures come at the end.
     steps = captured.err.splitlines()
     assert steps[0] == "bench: loading the vectors..." and "bench: mutants..." in steps
@@ -261,3 +270,36 @@ def test_a_negative_foreign_key_count_is_a_usage_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["bench", "--foreign-keys", "-1"]) == Exit.USAGE
     assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def _fake_runs(monkeypatch: pytest.MonkeyPatch,
+               runs: dict[str, list[tuple[float, int, str]]]) -> list[tuple[str, ...]]:
+    """`bench._timed_run` answering from `runs` (per candidate: seconds, exit code, stderr, in
+    call order); the calls made, in order."""
+    calls: list[tuple[str, ...]] = []
+
+    def timed_run(redis_spec: str, *extra: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+        calls.append(extra)
+        seconds, code, err = runs[extra[extra.index("--candidate") + 1]].pop(0)
+        return seconds, subprocess.CompletedProcess([], code, "", err)
+
+    monkeypatch.setattr(bench, "_timed_run", timed_run)
+    return calls
+
+
+def test_sdk_seconds_are_the_best_warm_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first run of each (it may build the adapter) is not timed; exit 1 (known failures)
+    # is timed like 0.
+    calls = _fake_runs(monkeypatch, {"bullmq-node": [(9.0, 0, ""), (3.2, 0, ""), (3.0, 0, "")],
+                                     "bullmq-rust": [(150.0, 1, ""), (4.1, 1, ""), (4.5, 1, "")]})
+    assert bench._sdk_seconds("local", 2) == {"bullmq-node": 3.0, "bullmq-rust": 4.1}
+    assert calls == [("--examples", "0", "--candidate", "bullmq-node")] * 3 + [
+        ("--examples", "0", "--candidate", "bullmq-rust")] * 3
+
+
+def test_sdk_seconds_name_a_client_that_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_runs(monkeypatch, {"bullmq-node": [(1.0, 4, "bullmq-conformance: run npm ci first\n")],
+                             "bullmq-rust": [(2.0, 0, ""), (2.5, 0, "")]})
+    assert bench._sdk_seconds("local", 1) == {
+        "bullmq-node": "not timed: exit 4, bullmq-conformance: run npm ci first",
+        "bullmq-rust": 2.5}

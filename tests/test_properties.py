@@ -37,17 +37,16 @@ PASTE_MARKER = "vector file (area `properties`):\n\n"
 #: deferred parent release of 6.5.1): they are judged there.
 OFFICIAL_AT = versions.parse(PINNED_PROTOCOL)
 #: A seed whose examples reach a missed iteration early (any seed does, given enough).
-SCHEDULER_SEED = 2
+SCHEDULER_SEED = 5
 #: moveParentToWait's push of a released parent onto the tail of wait (next to be taken), as
 #: the official moveToFinished-14.lua inlines it.
 PARENT_RELEASE = 'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",'
 #: A seed under which the official scripts' released parent pushed to the head is found quickly.
-FLOW_SEED = 3
-#: A seed under which the planted band bump, with sequences of at most PLANTED_STEPS ops, shrinks
-#: to the three scheduler upserts the README shows (under others the shrinker leaves a
-#: changeDelay or a flow among three adds; with the default 30 steps no seed of 1 to 6 did it
-#: in under a minute and a half).
-PLANTED_SEED = 8
+FLOW_SEED = 7
+#: A seed under which the planted band bump, with sequences of at most PLANTED_STEPS ops, is found
+#: quickly (502 examples) and shrinks to the three flows the README shows (under others the
+#: shrinker leaves an add with changeDelays, or six adds).
+PLANTED_SEED = 13
 PLANTED_STEPS = 10
 
 
@@ -202,12 +201,12 @@ def test_cli_fails_with_the_vector(no_band_bump: Path, redis_server: ServerInfo,
 
 
 @pytest.mark.slow
-def test_planted_bug_outside_the_catalog_shrinks_to_three_upserts(
+def test_planted_bug_outside_the_catalog_shrinks_to_three_delayed_children(
         tmp_path: Path, redis_server: ServerInfo) -> None:
     """A band bump that only works for the first two jobs of a millisecond (no mutant in the
-    catalog does this) is found and shrunk to the README's three upserts: two schedulers'
-    iterations at one fire time, then the first one's replacement, the third of that
-    millisecond."""
+    catalog does this) is found and shrunk to the README's three flows, each with one child
+    delayed to the same fire time: the third child, the third job of that millisecond, is
+    bumped like the second."""
     target = tmp_path / "lua"
     shutil.copytree(LUA_DIR, target)
     replace_once(target / "includes" / "getDelayedScore.lua", f"  {BAND_BUMP}\n",
@@ -218,11 +217,14 @@ def test_planted_bug_outside_the_catalog_shrinks_to_three_upserts(
                              protocol=versions.CURRENT)
     assert not result.passed and result.errored is None
     assert result.vector_yaml is not None
-    when = yaml.safe_load(result.vector_yaml)[0]["when"]
-    assert [step["op"] for step in when] == ["addJobScheduler"] * 3
-    returns = yaml.safe_load(result.vector_yaml)[0]["expect"]["returns"]
-    assert len({job["job"].rsplit(":", 1)[1] for job in returns}) == 1  # one fire time
-    assert when[0]["schedulerId"] == when[2]["schedulerId"] != when[1]["schedulerId"]
+    (vector,) = yaml.safe_load(result.vector_yaml)
+    when = vector["when"]
+    assert [step["op"] for step in when] == ["addFlow"] * 3
+    children = [child for step in when for child in step["flow"]["children"]]
+    assert len(children) == 3
+    assert len({child["opts"]["delay"] for child in children}) == 1  # one fire time
+    delayed = vector["expect"]["keys"]["delayed"]["zset"]
+    assert sorted(delayed) == sorted(child["jobId"] for child in children)
     # the third job of a millisecond bumped to +1, like the second, instead of +2
     assert re.search(r"expected score \d+ \(F=(\d+) \+2\), actual \d+ \(F=\1 \+1\)",
                      result.failure or ""), result.failure

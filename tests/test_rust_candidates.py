@@ -1,7 +1,8 @@
 """`bullmq-rust` and `port:NAME` (`conformance.candidates.clients.rust`): built once into the
 cache with cargo, then started from there; a missing cargo, a failed build or the cache turned
 off is one line with its exit code, never a verdict. A stand-in `cargo` on PATH plays the
-toolchain here; the real builds run in CI (`ci/releases.sh`, `ci/candidates.sh`)."""
+toolchain here; the real builds run in CI (`ci/rust-adapters.sh`, `ci/installed.sh`,
+`ci/releases.sh`)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,9 @@ time than the shortest expiry its ops set (Redis's clock runs while the model's 
 is no verdict: the check runs again, and a second such result is reported as errored with the
 reason, never as failed.
 
+A seed names one run wherever it is given: Hypothesis takes none of its constants from the
+modules the process happens to have loaded (`reproducible`).
+
 `check_candidate` is the entry point for ports (callable from any pytest test); `main` is the
 `bullmq-conformance properties` subcommand.
 """
@@ -63,6 +66,7 @@ from conformance.properties.machine import (
     vector_for,
     vector_yaml,
 )
+from conformance.properties.reproducible import seeded_draws_only
 from conformance.run.serial import drop_connections
 from conformance.run.spec import profile_for
 from conformance.servers import capabilities, client_for_url, health
@@ -161,7 +165,7 @@ def _attempt(ctx: Context, config: settings) -> _Attempt:
         return DifferentialMachine(ctx)
 
     try:
-        with _hypothesis_storage():
+        with _hypothesis_storage(), seeded_draws_only():
             # Typed as taking the machine's class; any factory of machines works (and a class
             # could not carry the context).
             machine = cast(Any, hypothesis_seed(ctx.seed)(factory))
