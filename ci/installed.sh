@@ -173,10 +173,8 @@ expect 0 "$work/pipx/bin/bullmq-conformance" run -q --redis local -k band-bump -
 step "the plugin in a port's repository, and the Action end to end (pytest, from the wheel)"
 # test_action.py's gate tests without the Action are left to the test command (from the
 # checkout): from a wheel, the Action's three jobs run the same three gates.
-# Two workers: the Action's jobs (one test, about 150 s) beside the port's tests; neither writes
-# into the checkout but the Action's wheel builds, which stay in one worker, one after another.
 (cd "$repo" && BMQC_SUITE_PYTHON="$venv/bin/python" python -m pytest -q -p no:cacheprovider \
-  -n 2 -m "installed or not installed" tests/test_port_repo.py \
+  -m "installed or not installed" tests/test_port_repo.py \
   tests/test_action.py::test_action_installs_a_wheel_runs_the_gate_and_uploads_reports)
 
 step "a damaged installation: one line naming the file, exit 2, and reinstalling repairs it"
